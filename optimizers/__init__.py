@@ -1,0 +1,1 @@
+"""Datasets, metrics, evaluation, compilation and MLflow tracking."""

@@ -1,0 +1,1 @@
+"""DSPy programs and the `ferret` command."""

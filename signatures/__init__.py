@@ -1,0 +1,1 @@
+"""Typed DSPy signatures of the loop's steps (Router, Extraction, Evaluator, Synthesis, Planner, Rerank)."""
