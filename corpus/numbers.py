@@ -1,0 +1,127 @@
+"""Numeric values as printed in filings, tables and answers.
+
+One parser for the whole project: table cells, "Label: value" facts, citation checks and
+answer-correctness metrics all read "$1,577", "(169,080)", "(3.2)%", "1.2bn" or "—" the same way.
+Parentheses and minus signs (ASCII, "−", "–") make a number negative; a dash alone is "nil"
+(no number). A scale word after the number ("million", "bn", "3.5k") multiplies it; without one,
+a table's declared scale ("(In thousands)") does. Percentages are never scaled.
+"""
+from __future__ import annotations
+
+import re
+
+from corpus.records import Value
+
+_CURRENCIES = {"US$": "USD", "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY",
+               "USD": "USD", "EUR": "EUR", "GBP": "GBP", "JPY": "JPY"}
+_SCALE_WORDS = {"thousand": 1e3, "thousands": 1e3, "k": 1e3,
+                "million": 1e6, "millions": 1e6, "mn": 1e6, "mm": 1e6, "m": 1e6,
+                "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9,
+                "trillion": 1e12, "trillions": 1e12, "tn": 1e12}
+# Single letters are scale words only when glued to the number ("3.5k", "$1.5m"): "1.134 m" is metres.
+_GLUED_ONLY = {"k", "m", "b"}
+_NIL = re.compile(r"[—–-]+\s*%?|n/?a|nm|none|nil", re.IGNORECASE)
+
+# One value: [(] [sign] [currency] [(] [sign] digits [)] [%] [)] [scale word or unit word].
+_VALUE = re.compile(
+    r"(?P<open>\()?\s*(?P<sign>[-−–+])?\s*(?P<cur>US\$|[$€£¥]|(?:USD|EUR|GBP|JPY)\s)?\s*(?P<open2>\()?\s*"
+    r"(?P<sign2>[-−–])?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    r"(?P<close>\))?(?P<gap>\s*)(?P<pct>%|percent\b)?\s*(?P<close2>\))?"
+    r"\s*(?P<word>[A-Za-z]{1,12})?",
+    re.IGNORECASE,
+)
+
+# A number inside running text: not part of a word, date ("12/31/2022", "2023-04-01") or version.
+_IN_TEXT = re.compile(
+    r"(?<![\w.,/−-])(?P<open>\()?(?P<sign>[-−])?(?P<cur>[$€£¥])?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?P<close>\))?"
+    r"(?:\s?(?P<pct>%|percent\b)|(?P<glued>[kKmMbB]\b|bn\b|mn\b)|\s(?P<word>thousand|million|billion|trillion)s?\b)?"
+    r"(?![\w/]|[-−]\d|\.\d)",
+)
+
+_SCALE_PHRASE = re.compile(
+    r"(?:\b(?:in|of)|[$€£]|\b(?:USD|EUR|GBP|dollars))\s*(thousands|millions|billions|trillions)\b"
+    r"|(?:[$€£]|\b(?:USD|EUR|GBP))\s*(?:in\s+)?(thousand|million|billion|mn|bn|m)\b",
+    re.IGNORECASE,
+)
+_PERCENT_PHRASE = re.compile(r"\(\s*in\s*(?:%|percent(?:ages?)?)\s*\)|\bin\s+percent(?:ages?)?\b", re.IGNORECASE)
+_CURRENCY_WORDS = ((re.compile(r"€|\beuros?\b|\bEUR\b", re.IGNORECASE), "EUR"),
+                   (re.compile(r"£|\bpounds?\b|\bGBP\b", re.IGNORECASE), "GBP"),
+                   (re.compile(r"¥|\byen\b|\bJPY\b", re.IGNORECASE), "JPY"))
+_SHARES = re.compile(r"\bshares\b", re.IGNORECASE)
+
+
+def parse_value(text: str, scale: float = 1.0, unit: str | None = None) -> Value:
+    """Parse a cell or fact value; `scale`/`unit` are the defaults declared by the table.
+
+    "(169,080)" → -169080 × scale; "$1.5 billion" → 1.5e9 "USD"; "(3.2)%" → -3.2 "%" (never
+    scaled); "—" or "n/a" → number None; anything that is not a single number → number None.
+    """
+    text = text.strip()
+    core = text.rstrip(".,;:*").replace("\xa0", " ")
+    if _NIL.fullmatch(core):
+        return Value(text, None, "%" if "%" in core else unit, scale)
+    match = _VALUE.fullmatch(core)
+    if not match or bool(match["open"] or match["open2"]) != bool(match["close"] or match["close2"]):
+        return Value(text, None, unit, scale)
+    number = float(match["num"].replace(",", ""))
+    if match["open"] or match["open2"] or match["sign"] in ("-", "−", "–") or match["sign2"]:
+        number = -number
+    if match["cur"]:
+        unit = _CURRENCIES[match["cur"].strip().upper()]
+    word = match["word"] or ""
+    if word.upper() in _CURRENCIES:
+        unit = _CURRENCIES[word.upper()]
+    elif word.lower() in _SCALE_WORDS and (word.lower() not in _GLUED_ONLY or not match["gap"]):
+        scale = _SCALE_WORDS[word.lower()]  # a printed scale word overrides the table's
+    elif word:
+        unit = word
+    if match["pct"]:
+        return Value(text, number, "%", 1.0)
+    return Value(text, number * scale, unit, scale)
+
+
+def parse_number(text: str) -> float | None:
+    """The number in a short cell or answer string ("$1577.00", "1,577 million", "(3.2)%"), else None."""
+    return parse_value(text).number
+
+
+def detect_scale(text: str) -> tuple[float, str | None]:
+    """The scale and unit a header declares: "(In thousands, except par value)" → (1e3, "USD").
+
+    "(Dollars in millions)" → (1e6, "USD"), "(€ in billions)" → (1e9, "EUR"), "(in %)" → (1.0, "%");
+    "(in thousands of shares)" → (1e3, None); (1.0, None) when the text declares nothing.
+    """
+    if _PERCENT_PHRASE.search(text):
+        return 1.0, "%"
+    match = _SCALE_PHRASE.search(text)
+    if not match:
+        return 1.0, None
+    scale = _SCALE_WORDS[(match[1] or match[2]).lower()]
+    head = text.split("except")[0]
+    if _SHARES.search(head):
+        return scale, None
+    for pattern, code in _CURRENCY_WORDS:
+        if pattern.search(head):
+            return scale, code
+    return scale, "USD"
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number printed in running text, in order, with "%" kept as is and scale words applied.
+
+    "$1.5 billion" → 1.5e9, "12%" → 12.0, "(3.2)%" → -3.2, "1.2bn" → 1.2e9; dates and
+    identifiers ("12/31/2022", "2023-04-01", "Q4", "COVID-19") give nothing.
+    """
+    numbers = []
+    for match in _IN_TEXT.finditer(text):
+        number = float(match["num"].replace(",", ""))
+        if match["sign"] or (match["open"] and match["close"]):
+            number = -number
+        glued = (match["glued"] or "").lower()
+        if match["word"]:
+            number *= _SCALE_WORDS[match["word"].lower()]
+        elif glued and (glued not in ("m", "b") or match["cur"]):
+            number *= _SCALE_WORDS[glued]
+        numbers.append(number)
+    return numbers

@@ -1,0 +1,96 @@
+"""corpus.numbers: cell, answer and running-text numbers."""
+import pytest
+
+from corpus.numbers import detect_scale, numbers_in, parse_number, parse_value
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("$1577.00", 1577.0),
+    ("1,577 million", 1.577e9),
+    ("$1.5 billion", 1.5e9),
+    ("1.2bn", 1.2e9),
+    ("3.5k", 3500.0),
+    ("€1.2bn", 1.2e9),
+    ("$96.9B", 96.9e9),
+    ("(3.2)%", -3.2),
+    ("-3.2%", -3.2),
+    ("−3.2%", -3.2),
+    ("(4.8%)", -4.8),
+    ("9.5 %", 9.5),
+    ("+5%", 5.0),
+    ("12 percent", 12.0),
+    ("0.66", 0.66),
+    ("$8.70", 8.70),
+    ("(169,080)", -169080.0),
+    ("$(34)", -34.0),
+    ("$ 1,234", 1234.0),
+    ("1,234 USD", 1234.0),
+    ("2015", 2015.0),
+    ("$8.70.", 8.70),
+])
+def test_parse_number(text, expected):
+    assert parse_number(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text", ["—", "–", "-", "n/a", "NM", "12/31/2022", "2023-04-01", "INV-2023-0042",
+                                  "abc", "1,2,3", "(5", "", "Revenue grew 5% to $1.2 billion"])
+def test_parse_number_not_numeric(text):
+    assert parse_number(text) is None
+
+
+def test_parse_value_applies_table_scale_but_never_to_percentages():
+    value = parse_value("1,577", 1e6, "USD")
+    assert value.number == pytest.approx(1.577e9)
+    assert (value.text, value.unit, value.scale) == ("1,577", "USD", 1e6)
+    percent = parse_value("(3.2)%", 1e6, "USD")
+    assert (percent.number, percent.unit, percent.scale) == (-3.2, "%", 1.0)
+
+
+def test_parse_value_printed_scale_word_replaces_table_scale():
+    value = parse_value("1,577 million", 1e3, "USD")
+    assert value.number == pytest.approx(1.577e9)
+    assert value.scale == 1e6
+
+
+def test_parse_value_nil_keeps_text_and_has_no_number():
+    value = parse_value("—", 1e3, "USD")
+    assert (value.text, value.number, value.unit) == ("—", None, "USD")
+
+
+def test_parse_value_units():
+    assert parse_value("$876,560").unit == "USD"
+    assert parse_value("€12").unit == "EUR"
+    assert parse_value("£7.5").unit == "GBP"
+    assert (parse_value("90 days").number, parse_value("90 days").unit) == (90.0, "days")
+    metres = parse_value("1.134 m")  # a spaced single letter is a unit, not "million"
+    assert (metres.number, metres.unit) == (1.134, "m")
+    assert parse_value("$1.5m").number == pytest.approx(1.5e6)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("(In thousands, except par value)", (1e3, "USD")),
+    ("(Dollars in millions)", (1e6, "USD")),
+    ("in billions", (1e9, "USD")),
+    ("(in %)", (1.0, "%")),
+    ("(€ in millions)", (1e6, "EUR")),
+    ("(in thousands of shares)", (1e3, None)),
+    ("($ in Millions, except EPS)", (1e6, "USD")),
+    ("(In millions, except percentages and per share amounts)", (1e6, "USD")),
+    ("Selected data was as follows ($ in millions, except per share amounts):", (1e6, "USD")),
+    ("2022 $ million", (1e6, "USD")),
+    ("CONSOLIDATED BALANCE SHEETS", (1.0, None)),
+    ("Revenue increased $1.5 million", (1.0, None)),
+])
+def test_detect_scale(text, expected):
+    assert detect_scale(text) == expected
+
+
+def test_numbers_in_running_text():
+    text = ("Net sales of $14,694 million rose 12% while EBIT fell (3.2)% and costs were -4.5; "
+            "we returned $1.2 billion, 1.2bn or 3.5k in 2015.")
+    assert numbers_in(text) == pytest.approx([14.694e9, 12.0, -3.2, -4.5, 1.2e9, 1.2e9, 3500.0, 2015.0])
+
+
+def test_numbers_in_skips_dates_and_identifiers():
+    assert numbers_in("On 12/31/2022 and 2023-04-01, COVID-19 in Q4 under Item 1A") == []
+    assert numbers_in("Adjusted EPS of $2.35 increasing by 10.3%*") == pytest.approx([2.35, 10.3])

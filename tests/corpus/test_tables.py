@@ -1,0 +1,143 @@
+"""corpus.tables: tables in compacted page text, synthetic and from FinanceBench filings."""
+from pathlib import Path
+
+import pytest
+
+from corpus.tables import find_tables
+
+PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "financebench" / "pdfs"
+
+INVOICE = """INVOICE
+Invoice number: INV-2023-0042
+Date: 2023-04-01  Vendor: Acme Tire Co.
+
+Item  Qty  Unit price  Amount
+Tires  4  $120.00  $480.00
+Wiper blades  2  $15.50  $31.00
+Labor  1.5 hours  —  $90.00
+
+Thank you for your business."""
+
+PROSE = """Revenue  was  up  12%  compared  with  fiscal  2014  and  margins  improved  to  40%
+In 2015 we sold 12 cars and revenue grew by 3% to $1.2 billion, compared with 2014.
+As of November 27, 2015, we employed 13,893 people.
+Our  results  for  2015  and  2014  reflect  the  strength  of  our  three  business  segments  in  2013"""
+
+
+def page_lines(name: str, index: int) -> list[str]:
+    path = PDFS / name
+    if not path.exists():
+        pytest.skip(f"FinanceBench PDF not available: {path}")
+    from corpus.pdf import read_pages
+    return read_pages(path, index, index + 1)[0].split("\n")
+
+
+def row(table, label):
+    return next(r for r in table.rows if r.label == label)
+
+
+def test_text_first_table_with_header():
+    lines = INVOICE.split("\n")
+    [table] = find_tables(lines)
+    assert table.columns == ["Qty", "Unit price", "Amount"]
+    assert (table.first_line, table.last_line) == (4, 7)
+    assert [r.label for r in table.rows] == ["Tires", "Wiper blades", "Labor"]
+    tires = row(table, "Tires")
+    assert tires.cells["Qty"].number == 4
+    assert tires.cells["Amount"].number == 480.0
+    assert tires.cells["Amount"].unit == "USD"
+    assert tires.line_index == 5 and tires.line == "Tires  4  $120.00  $480.00"
+    labor = row(table, "Labor")
+    assert (labor.cells["Qty"].number, labor.cells["Qty"].unit) == (1.5, "hours")
+    assert labor.cells["Unit price"].number is None
+
+
+def test_prose_is_not_a_table():
+    assert find_tables(PROSE.split("\n")) == []
+    assert find_tables(["In fiscal 2015  revenue grew.", "Total  2015"]) == []
+
+
+def test_year_header_scale_and_percent_column():
+    lines = [
+        "SUMMARY RESULTS",
+        "(In millions, except percentages and per share amounts)  2023  2022  Change",
+        "",
+        "Revenue  $211,915  $198,270  7%",
+        "Net income  72,361  72,738  (1)%",
+        "Diluted earnings per share  9.68  9.65  0%",
+    ]
+    [table] = find_tables(lines)
+    assert table.columns == ["2023", "2022", "Change"]
+    assert (table.scale, table.unit, table.title) == (1e6, "USD", "SUMMARY RESULTS")
+    assert table.first_line == 0
+    net = row(table, "Net income")
+    assert net.cells["2023"].number == pytest.approx(72_361e6)
+    assert (net.cells["Change"].number, net.cells["Change"].unit) == (-1.0, "%")
+    assert row(table, "Diluted earnings per share").cells["2022"].number == pytest.approx(9.65)
+
+
+def test_columns_without_header_fall_back_to_positions():
+    [table] = find_tables(["Alpha  1  2", "Beta  3  4"])
+    assert table.columns == ["col1", "col2"]
+    assert row(table, "Beta").cells["col2"].number == 4
+
+
+def test_adobe_2015_balance_sheet():
+    lines = page_lines("ADOBE_2015_10K.pdf", 58)
+    [table] = find_tables(lines)
+    assert table.title == "CONSOLIDATED BALANCE SHEETS"
+    assert (table.scale, table.unit) == (1e3, "USD")
+    assert lines[table.first_line] == "ADOBE SYSTEMS INCORPORATED"
+    assert lines[table.last_line].startswith("Total liabilities and stockholders")
+    assert "2015" in table.columns[0] and "2014" in table.columns[1]
+    assert table.columns[0] == "November 27, 2015"
+    liabilities = row(table, "Total current liabilities")
+    assert liabilities.cells[table.columns[0]].number == pytest.approx(2_213_556e3)
+    assert liabilities.cells[table.columns[1]].number == pytest.approx(2_494_435e3)
+    assert lines[liabilities.line_index] == liabilities.line
+    aoci = row(table, "Accumulated other comprehensive income (loss)")
+    assert aoci.cells[table.columns[0]].number == pytest.approx(-169_080e3)
+    deferred = next(r for r in table.rows if r.label == "Deferred income taxes")
+    assert deferred.cells[table.columns[0]].text == "—"
+    assert deferred.cells[table.columns[0]].number is None
+    assert deferred.cells[table.columns[1]].number == pytest.approx(95_279e3)
+    assert len(table.rows) == 34
+
+
+def test_ulta_income_statement_with_percent_columns():
+    lines = page_lines("ULTABEAUTY_2023Q4_EARNINGS.pdf", 5)
+    quarter, year = find_tables(lines)
+    assert quarter.title == "Consolidated Statements of Income"
+    assert quarter.columns[0] == "13 Weeks Ended January 28, 2023 (Unaudited)"
+    assert quarter.columns[1] == "13 Weeks Ended January 28, 2023 (Unaudited) %"
+    net_sales = row(year, "Net sales")
+    assert net_sales.cells[year.columns[0]].number == pytest.approx(10_208_580e3)
+    assert (net_sales.cells[year.columns[1]].number, net_sales.cells[year.columns[1]].unit) == (100.0, "%")
+    interest = row(quarter, "Interest (income) expense, net")
+    assert interest.cells[quarter.columns[0]].number == pytest.approx(-4_378e3)
+    assert interest.cells[quarter.columns[1]].number == pytest.approx(-0.1)
+    basic_eps = next(r for r in quarter.rows if r.label == "Basic")  # under "Net income per common share:"
+    assert basic_eps.cells[quarter.columns[0]].number == pytest.approx(6.73)  # per share: not scaled
+    assert basic_eps.cells[quarter.columns[2]].number == pytest.approx(5.44)  # skips the percent column
+    shares = [r for r in quarter.rows if r.label == "Basic"][1]
+    assert shares.cells[quarter.columns[0]].number == pytest.approx(50_624e3)
+    assert shares.cells[quarter.columns[0]].unit is None
+
+
+def test_bestbuy_2023_segment_percent_table():
+    lines = page_lines("BESTBUY_2023_10K.pdf", 24)
+    consolidated, domestic = find_tables(lines)[:2]
+    assert consolidated.columns == ["2023", "2022", "2021"]
+    assert (consolidated.scale, consolidated.unit) == (1e6, "USD")
+    assert row(consolidated, "Revenue").cells["2023"].number == pytest.approx(46_298e6)
+    change = row(consolidated, "Revenue % change")
+    assert (change.cells["2023"].number, change.cells["2023"].unit) == (-10.6, "%")
+    assert change.cells["2022"].number == pytest.approx(9.5)
+    assert row(consolidated, "Restructuring charges").cells["2022"].number == pytest.approx(-34e6)
+    assert row(consolidated, "Diluted earnings per share").cells["2021"].number == pytest.approx(6.84)
+    assert row(domestic, "Gross profit as a % of revenue").cells["2023"].number == pytest.approx(21.3)
+    assert row(domestic, "Operating income").cells["2022"].number == pytest.approx(2_795e6)
+
+
+def test_adobe_2015_prose_page_has_no_table():
+    assert find_tables(page_lines("ADOBE_2015_10K.pdf", 15)) == []
