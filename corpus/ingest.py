@@ -1,0 +1,327 @@
+"""`ferret ingest`: files → parsed documents → one atomic new generation of the index.
+
+Idempotent by content hash (an unchanged file is skipped, a changed one replaced, a metadata-only
+change updates the row), crash-safe (see `corpus.store`), PDF pages parsed in parallel across
+cores, embeddings cached by text hash so re-ingesting or copying text never re-embeds it.
+Bad files get one clear error line each and the rest is ingested.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from corpus.dense import DEFAULT_EMBEDDER, Embedder, VectorIndex, get_embedder
+from corpus.filters import infer_type
+from corpus.graph import find_cross_references
+from corpus.lexical import LexicalIndex
+from corpus.passages import JSON_SUFFIXES, TEXT_SUFFIXES, content_hash, load_passages, load_text_file
+from corpus.pdf import IngestError, open_pdf, outline_entries, read_pages
+from corpus.records import ParsedDocument, Section
+from corpus.sections import build_sections
+from corpus.segments import segment_document
+from corpus.store import Store
+
+SUPPORTED_SUFFIXES = {".pdf"} | TEXT_SUFFIXES | JSON_SUFFIXES
+MIN_PAGES_PER_TASK = 16
+_BUCKET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_METADATA_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+_FILE_KEYS = ("file", "file_name", "filename")
+
+
+@dataclass
+class IngestReport:
+    added: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    metadata_updated: list[str] = field(default_factory=list)
+    errors: list[IngestError] = field(default_factory=list)
+    pages: int = 0
+    segments: int = 0
+    annotations: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ingested(self) -> int:
+        return len(self.added) + len(self.replaced) + len(self.unchanged) + len(self.metadata_updated)
+
+    def summary(self) -> str:
+        return (f"{len(self.added)} added, {len(self.replaced)} replaced, {len(self.unchanged)} unchanged, "
+                f"{len(self.metadata_updated)} metadata updated, {len(self.errors)} failed; "
+                f"{self.pages} pages, {self.segments} segments, {self.annotations} annotations parsed "
+                f"in {sum(self.seconds.values()):.1f}s")
+
+
+@dataclass
+class _PendingPdf:
+    path: Path
+    doc_id: str
+    digest: str
+    page_count: int
+    outline: list[tuple[int, str, int]]
+
+
+def load_metadata(path: str | Path) -> dict[str, dict]:
+    """Per-file metadata from JSONL: one object per line naming its file ("file") plus scalar fields."""
+    path = Path(path)
+    records: dict[str, dict] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IngestError(path, f"cannot read metadata ({exc})") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise IngestError(path, f"line {number}: invalid JSON ({exc.msg})") from None
+        file_key = next((key for key in _FILE_KEYS if isinstance(record, dict) and key in record), None)
+        if file_key is None:
+            raise IngestError(path, f"line {number}: no file name field (one of {', '.join(_FILE_KEYS)})")
+        name = Path(str(record.pop(file_key))).name
+        for key, value in record.items():
+            if not _METADATA_KEY.match(key):
+                raise IngestError(path, f"line {number}: bad field name {key!r} (letters, digits, _)")
+            if isinstance(value, (dict, list)):
+                raise IngestError(path, f"line {number}: field {key!r} must be a scalar, not {type(value).__name__}")
+        records[name] = record
+    return records
+
+
+def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "default",
+           metadata_file: str | Path | None = None, id_prefix: str = "", embedder: str | None = None,
+           workers: int | None = None, progress: bool = False) -> IngestReport:
+    """Ingest files and folders into `index_dir`; returns what happened, file by file."""
+    if not _BUCKET_NAME.match(bucket):
+        raise ValueError(f"bad bucket name {bucket!r}: letters, digits, '_', '-', '.' (max 64)")
+    metadata = load_metadata(metadata_file) if metadata_file else {}
+    report = IngestReport()
+    clock = time.perf_counter()
+    files = _expand(paths, report)
+    store = Store(index_dir, create=True)
+    try:
+        spec = _embedder_spec(store, embedder)
+        model = get_embedder(spec)
+        existing = store.documents()
+        documents, pending, info_updates = [], [], []
+        for path in files:
+            meta = metadata.get(path.name, {})
+            try:
+                if path.suffix.lower() == ".pdf":
+                    digest = _file_hash(path)
+                    doc_id = id_prefix + path.stem
+                    if not _classify(existing.get(doc_id), digest, bucket, meta, report, info_updates, doc_id):
+                        reader = open_pdf(path)
+                        pending.append(_PendingPdf(path, doc_id, digest, len(reader.pages), outline_entries(reader)))
+                    continue
+                parsed = ([load_text_file(path, id_prefix + path.stem)] if path.suffix.lower() in TEXT_SUFFIXES
+                          else load_passages(path, id_prefix))
+            except IngestError as error:
+                report.errors.append(error)
+                continue
+            documents += [(doc, path, meta) for doc in parsed if not _classify(
+                existing.get(doc.doc_id), doc.content_hash, bucket, meta, report, info_updates, doc.doc_id)]
+        documents += _parse_pdfs(pending, metadata, workers, progress, report)
+        report.seconds["parse"] = time.perf_counter() - clock
+
+        clock = time.perf_counter()
+        xrefs = {}
+        for doc, _, _ in documents:
+            if not doc.sections:
+                doc.sections = ([Section("s0", doc.title, 1, 1, 1)] if doc.kind == "passage"
+                                else build_sections(doc.pages))
+            segment_document(doc)
+            xrefs[doc.doc_id] = find_cross_references(doc)
+            report.pages += len(doc.pages)
+            report.segments += len(doc.segments)
+            report.annotations += len(doc.annotations)
+        report.seconds["segment"] = time.perf_counter() - clock
+
+        clock = time.perf_counter()
+        texts = {content_hash(s.text): s.text for doc, _, _ in documents for s in doc.segments}
+        texts.update({content_hash(a.label): a.label for doc, _, _ in documents for a in doc.annotations})
+        _embed_missing(store, model, texts, progress)
+        report.seconds["embed"] = time.perf_counter() - clock
+
+        clock = time.perf_counter()
+        if documents or info_updates:
+            _commit(store, spec, model.name, bucket, documents, info_updates, xrefs, existing, report)
+        report.seconds["index"] = time.perf_counter() - clock
+    finally:
+        store.close()
+    return report
+
+
+def _expand(paths: list[str | Path], report: IngestReport) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES)
+        elif not path.exists():
+            report.errors.append(IngestError(path, "no such file"))
+        elif path.suffix.lower() not in SUPPORTED_SUFFIXES:
+            report.errors.append(IngestError(path, f"unsupported file type {path.suffix or '(none)'} "
+                                                   f"(supported: {', '.join(sorted(SUPPORTED_SUFFIXES))})"))
+        else:
+            files.append(path)
+    return files
+
+
+def _classify(row, digest: str, bucket: str, meta: dict, report: IngestReport,
+              info_updates: list, doc_id: str) -> bool:
+    """True when the stored document already has this content (recording unchanged/metadata update)."""
+    if row is None or row["content_hash"] != digest:
+        return False
+    if row["bucket"] == bucket and json.loads(row["metadata"]) == meta:
+        report.unchanged.append(doc_id)
+    else:
+        info_updates.append((doc_id, bucket, meta))
+        report.metadata_updated.append(doc_id)
+    return True
+
+
+def _parse_pdfs(pending: list[_PendingPdf], metadata: dict, workers: int | None, progress: bool,
+                report: IngestReport) -> list[tuple[ParsedDocument, Path, dict]]:
+    """Extract every page of every pending PDF, in page ranges spread over worker processes."""
+    workers = max(1, workers or os.cpu_count() or 1)
+    tasks = []
+    for item in pending:
+        step = max(MIN_PAGES_PER_TASK, -(-item.page_count // workers))
+        tasks += [(item, start, min(start + step, item.page_count)) for start in range(0, item.page_count, step)]
+    pages: dict[str, dict[int, list[str]]] = {item.doc_id: {} for item in pending}
+    failed: dict[str, IngestError] = {}
+    total = sum(item.page_count for item in pending)
+    with tqdm(total=total, unit="page", desc="parse", disable=not progress or total == 0) as bar:
+        if workers == 1 or len(tasks) <= 1:
+            for item, start, stop in tasks:
+                _collect(item, start, stop, lambda: read_pages(item.path, start, stop), pages, failed, bar)
+        else:
+            with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=get_context("spawn")) as pool:
+                futures = [(item, start, stop, pool.submit(read_pages, item.path, start, stop))
+                           for item, start, stop in tasks]
+                for item, start, stop, future in futures:
+                    _collect(item, start, stop, future.result, pages, failed, bar)
+    parsed = []
+    for item in pending:
+        if item.doc_id in failed:
+            report.errors.append(failed[item.doc_id])
+            continue
+        texts = [text for start in sorted(pages[item.doc_id]) for text in pages[item.doc_id][start]]
+        if not any(text.strip() for text in texts):
+            report.errors.append(IngestError(item.path, "no extractable text (image-only or scanned PDF; "
+                                                        "OCR is not supported)"))
+            continue
+        doc = ParsedDocument(item.doc_id, item.path.name, "pdf", item.path.stem, texts, item.digest,
+                             sections=build_sections(texts, item.outline))
+        parsed.append((doc, item.path, metadata.get(item.path.name, {})))
+    return parsed
+
+
+def _collect(item: _PendingPdf, start: int, stop: int, result, pages: dict, failed: dict, bar: tqdm) -> None:
+    try:
+        pages[item.doc_id][start] = result()
+    except IngestError as error:
+        failed.setdefault(item.doc_id, error)
+    bar.update(stop - start)
+
+
+def _embedder_spec(store: Store, requested: str | None) -> str:
+    stored = store.meta("embedder_spec")
+    if stored and requested and requested != stored:
+        raise ValueError(f"index {store.dir} was built with embedder {stored!r}, not {requested!r}; "
+                         "use a new --index directory to change embedders")
+    return stored or requested or DEFAULT_EMBEDDER
+
+
+def _embed_missing(store: Store, model: Embedder, texts: dict[str, str], progress: bool, batch: int = 256) -> None:
+    cached = store.cached_vectors(model.name, list(texts))
+    missing = [key for key in texts if key not in cached]
+    with tqdm(total=len(missing), unit="text", desc="embed", disable=not progress or not missing) as bar:
+        for start in range(0, len(missing), batch):
+            keys = missing[start:start + batch]
+            vectors = model([texts[key] for key in keys])
+            store.conn.execute("BEGIN")
+            store.cache_vectors(model.name, dict(zip(keys, vectors)))
+            store.conn.execute("COMMIT")
+            bar.update(len(keys))
+
+
+def _commit(store: Store, spec: str, model_name: str, bucket: str, documents, info_updates, xrefs, existing,
+            report: IngestReport) -> None:
+    """Write all changes and the next generation of derived indexes, then commit atomically."""
+    generation = store.generation + 1
+    conn = store.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for doc, path, meta in documents:
+            if doc.doc_id in existing:
+                store.delete_document(doc.doc_id)
+                report.replaced.append(doc.doc_id)
+            else:
+                report.added.append(doc.doc_id)
+            store.insert_document(doc, bucket, str(path.resolve()), meta, [content_hash(s.text) for s in doc.segments],
+                                  xrefs[doc.doc_id])
+        for doc_id, new_bucket, meta in info_updates:
+            store.update_document_info(doc_id, new_bucket, meta)
+        conn.execute("DELETE FROM labels WHERE id NOT IN (SELECT label_id FROM annotations)")
+        store.refresh_bucket_schemas(infer_type)
+        build_generation(store, model_name, store.generation_dir(generation))
+        store.set_meta("embedder_spec", spec)
+        store.set_meta("generation", str(generation))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    store.remove_stale_generations()
+
+
+def build_generation(store: Store, model_name: str, directory: Path) -> None:
+    """Derived search indexes of the store's current (possibly uncommitted) state, written to `directory`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    segments = store.conn.execute(
+        "SELECT s.id, s.title, s.text, e.vector FROM segments s LEFT JOIN embeddings e "
+        "ON e.model = ? AND e.text_hash = s.text_hash ORDER BY s.id", (model_name,)).fetchall()
+    labels = store.conn.execute("SELECT id, text FROM labels ORDER BY id").fetchall()
+    label_vectors = store.cached_vectors(model_name, [content_hash(row["text"]) for row in labels])
+    np.save(directory / "segment_ids.npy", np.array([row["id"] for row in segments], dtype=np.int64))
+    VectorIndex(_stack([row["vector"] for row in segments])).save(directory / "vectors.npy")
+    LexicalIndex.build([_indexed_text(row["title"], row["text"]) for row in segments]).save(_mkdir(directory / "bm25"))
+    np.save(directory / "label_ids.npy", np.array([row["id"] for row in labels], dtype=np.int64))
+    VectorIndex(_stack([label_vectors.get(content_hash(row["text"])) for row in labels])).save(directory / "label_vectors.npy")
+    LexicalIndex.build([row["text"] for row in labels]).save(_mkdir(directory / "labels_bm25"))
+
+
+def _indexed_text(title: str, text: str) -> str:
+    return text if not title or title in text else f"{title}\n{text}"
+
+
+def _stack(blobs: list) -> np.ndarray:
+    if any(blob is None for blob in blobs):
+        raise RuntimeError("an indexed text has no cached embedding; re-run ingest")
+    if not blobs:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.stack([np.frombuffer(b, dtype=np.float32) if isinstance(b, bytes) else b for b in blobs])
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _file_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

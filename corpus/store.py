@@ -1,0 +1,195 @@
+"""SQLite storage of an index directory: documents, pages, sections, segments, annotations,
+bucket metadata schemas, cross-reference edges and the embedding cache.
+
+The index directory holds `corpus.db` and one `gen-N/` folder of derived search indexes
+(bm25s, vectors) per committed generation. An ingest writes everything inside one SQLite
+transaction, builds `gen-N+1/` from that uncommitted state, then commits: a crash at any point
+leaves the previous generation both in SQLite and on disk, intact and usable.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+from corpus.records import ParsedDocument
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY, schema TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY, bucket TEXT NOT NULL, file TEXT NOT NULL, path TEXT NOT NULL,
+    kind TEXT NOT NULL, title TEXT NOT NULL, content_hash TEXT NOT NULL, n_pages INTEGER NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}', ingested_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);
+CREATE INDEX IF NOT EXISTS documents_bucket ON documents (bucket);
+CREATE TABLE IF NOT EXISTS pages (
+    doc_id TEXT NOT NULL, page INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (doc_id, page));
+CREATE TABLE IF NOT EXISTS sections (
+    doc_id TEXT NOT NULL, id TEXT NOT NULL, ord INTEGER NOT NULL, title TEXT NOT NULL,
+    level INTEGER NOT NULL, page_start INTEGER NOT NULL, page_end INTEGER NOT NULL, parent_id TEXT,
+    PRIMARY KEY (doc_id, id));
+CREATE TABLE IF NOT EXISTS segments (
+    id INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, ord INTEGER NOT NULL, section_id TEXT,
+    kind TEXT NOT NULL, page INTEGER NOT NULL, char_start INTEGER NOT NULL, char_end INTEGER NOT NULL,
+    title TEXT NOT NULL, text TEXT NOT NULL, text_hash TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS segments_doc ON segments (doc_id, ord);
+CREATE INDEX IF NOT EXISTS segments_section ON segments (doc_id, section_id, ord);
+CREATE TABLE IF NOT EXISTS labels (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS annotations (
+    id INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, segment_id INTEGER, section_id TEXT,
+    page INTEGER NOT NULL, kind TEXT NOT NULL, label_id INTEGER NOT NULL REFERENCES labels (id),
+    value_text TEXT NOT NULL, value_num REAL, unit TEXT, fields TEXT NOT NULL DEFAULT '{}');
+CREATE INDEX IF NOT EXISTS annotations_doc ON annotations (doc_id);
+CREATE INDEX IF NOT EXISTS annotations_label ON annotations (label_id);
+CREATE TABLE IF NOT EXISTS edges (
+    doc_id TEXT NOT NULL, src TEXT NOT NULL, dst TEXT NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL,
+    PRIMARY KEY (src, dst, kind));
+CREATE INDEX IF NOT EXISTS edges_dst ON edges (dst);
+CREATE INDEX IF NOT EXISTS edges_doc ON edges (doc_id);
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, text_hash));
+"""
+
+DOC_TABLES = ("pages", "sections", "segments", "annotations", "edges", "documents")
+
+
+class Store:
+    """One index directory's SQLite database. Safe to share across threads for reads."""
+
+    def __init__(self, index_dir: str | Path, create: bool = False):
+        self.dir = Path(index_dir)
+        db = self.dir / "corpus.db"
+        if not db.exists() and not create:
+            raise FileNotFoundError(f"no ferret index at {self.dir} (run `ferret ingest ... --index {self.dir}`)")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(db, check_same_thread=False, isolation_level=None)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.executescript(SCHEMA)
+
+    # --- generations of derived indexes -------------------------------------------------------
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    @property
+    def generation(self) -> int:
+        return int(self.meta("generation", "0"))
+
+    def generation_dir(self, generation: int | None = None) -> Path:
+        return self.dir / f"gen-{self.generation if generation is None else generation}"
+
+    def remove_stale_generations(self) -> None:
+        keep = self.generation_dir().name
+        for path in self.dir.glob("gen-*"):
+            if path.name != keep:
+                shutil.rmtree(path, ignore_errors=True)
+
+    # --- writes (inside a transaction opened by the caller) ----------------------------------
+    def delete_document(self, doc_id: str) -> None:
+        for table in DOC_TABLES:
+            self.conn.execute(f"DELETE FROM {table} WHERE doc_id = ?", (doc_id,))
+
+    def insert_document(self, doc: ParsedDocument, bucket: str, path: str, metadata: dict,
+                        text_hashes: list[str], xrefs: list[tuple[int, str, str]]) -> None:
+        """Insert a parsed document; `text_hashes[i]` keys segment i's embedding; xrefs are
+        (segment index, target section id, referring text)."""
+        c = self.conn
+        c.execute(
+            "INSERT INTO documents (doc_id, bucket, file, path, kind, title, content_hash, n_pages, metadata)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (doc.doc_id, bucket, doc.file, path, doc.kind, doc.title, doc.content_hash, len(doc.pages),
+             json.dumps(metadata, sort_keys=True)),
+        )
+        c.executemany("INSERT INTO pages (doc_id, page, text) VALUES (?, ?, ?)",
+                      [(doc.doc_id, number, text) for number, text in enumerate(doc.pages, start=1)])
+        c.executemany(
+            "INSERT INTO sections (doc_id, id, ord, title, level, page_start, page_end, parent_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(doc.doc_id, s.id, i, s.title, s.level, s.page_start, s.page_end, s.parent_id)
+             for i, s in enumerate(doc.sections)],
+        )
+        segment_ids = []
+        for ordinal, (segment, text_hash) in enumerate(zip(doc.segments, text_hashes)):
+            cursor = c.execute(
+                "INSERT INTO segments (doc_id, ord, section_id, kind, page, char_start, char_end, title, text,"
+                " text_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (doc.doc_id, ordinal, segment.section_id, segment.kind, segment.page, segment.char_start,
+                 segment.char_end, segment.title, segment.text, text_hash),
+            )
+            segment_ids.append(cursor.lastrowid)
+        section_of = {s.id: s for s in doc.sections}
+        for annotation in doc.annotations:
+            segment_id = segment_ids[annotation.segment_index] if segment_ids else None
+            section_id = doc.segments[annotation.segment_index].section_id if segment_ids else None
+            c.execute(
+                "INSERT INTO annotations (doc_id, segment_id, section_id, page, kind, label_id, value_text,"
+                " value_num, unit, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (doc.doc_id, segment_id, section_id if section_id in section_of else None, annotation.page,
+                 annotation.kind, self.label_id(annotation.label), annotation.value.text,
+                 annotation.value.number, annotation.value.unit,
+                 json.dumps({key: [v.text, v.number, v.unit] for key, v in annotation.fields.items()})),
+            )
+        c.executemany(
+            "INSERT OR IGNORE INTO edges (doc_id, src, dst, kind, text) VALUES (?, ?, ?, 'xref', ?)",
+            [(doc.doc_id, f"seg:{segment_ids[index]}", f"sec:{doc.doc_id}:{target}", text)
+             for index, target, text in xrefs],
+        )
+
+    def label_id(self, text: str) -> int:
+        row = self.conn.execute("SELECT id FROM labels WHERE text = ?", (text,)).fetchone()
+        if row:
+            return row[0]
+        return self.conn.execute("INSERT INTO labels (text) VALUES (?)", (text,)).lastrowid
+
+    def update_document_info(self, doc_id: str, bucket: str, metadata: dict) -> None:
+        self.conn.execute("UPDATE documents SET bucket = ?, metadata = ? WHERE doc_id = ?",
+                          (bucket, json.dumps(metadata, sort_keys=True), doc_id))
+
+    def refresh_bucket_schemas(self, infer_type) -> None:
+        """Recompute each bucket's typed metadata schema from the documents it holds."""
+        self.conn.execute("DELETE FROM buckets")
+        for (bucket,) in self.conn.execute("SELECT DISTINCT bucket FROM documents").fetchall():
+            values: dict[str, list] = {}
+            for (raw,) in self.conn.execute("SELECT metadata FROM documents WHERE bucket = ?", (bucket,)):
+                for key, value in json.loads(raw).items():
+                    values.setdefault(key, []).append(value)
+            schema = {key: infer_type(vals) for key, vals in sorted(values.items())}
+            self.conn.execute("INSERT INTO buckets (name, schema) VALUES (?, ?)", (bucket, json.dumps(schema)))
+
+    # --- embedding cache ---------------------------------------------------------------------
+    def cached_vectors(self, model: str, hashes: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(hashes))
+        for start in range(0, len(unique), 900):
+            chunk = unique[start:start + 900]
+            marks = ",".join("?" * len(chunk))
+            for text_hash, blob in self.conn.execute(
+                f"SELECT text_hash, vector FROM embeddings WHERE model = ? AND text_hash IN ({marks})",
+                [model, *chunk],
+            ):
+                found[text_hash] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def cache_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO embeddings (model, text_hash, vector) VALUES (?, ?, ?)",
+            [(model, key, np.asarray(vector, dtype=np.float32).tobytes()) for key, vector in vectors.items()],
+        )
+
+    # --- reads -------------------------------------------------------------------------------
+    def documents(self) -> dict[str, sqlite3.Row]:
+        return {row["doc_id"]: row for row in self.conn.execute("SELECT * FROM documents")}
+
+    def bucket_schemas(self) -> dict[str, dict[str, str]]:
+        return {name: json.loads(schema) for name, schema in self.conn.execute("SELECT name, schema FROM buckets")}
+
+    def close(self) -> None:
+        self.conn.close()

@@ -1,0 +1,462 @@
+"""The tools agents call: an opened index (`Corpus`) whose public methods are plain, typed,
+documented functions, usable directly or as `dspy.Tool`s (see `Corpus.tools()`).
+
+Every hit carries doc_id, file, page (1-based), section and a score. Filters are typed
+(`corpus.filters`) and validated against the bucket's metadata schema before becoming SQL.
+"""
+from __future__ import annotations
+
+import csv
+import difflib
+import json
+import re
+import threading
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from corpus.dense import VectorIndex, get_embedder
+from corpus.filters import Column, FilterError, Filters, to_sql
+from corpus.graph import neighbors as graph_neighbors
+from corpus.ingest import build_generation
+from corpus.lexical import LexicalIndex
+from corpus.store import Store
+
+RRF_K = 60
+FUSION_DEPTH = 100
+LABEL_CANDIDATES = 50
+LABEL_MIN_COSINE = 0.45
+CHARS_PER_TOKEN = 4
+AGGREGATE_OPS = ("sum", "avg", "min", "max", "count")
+_GROUP_KEYS = ("doc_id", "file", "bucket", "label", "unit", "page", "kind")
+_WORD = re.compile(r"\w{3,}")
+_LABEL_WORD = re.compile(r"[a-z]{2,}")
+_PAGE_COLUMNS = {"page": Column("a.page", "number")}
+_DOCUMENT_COLUMNS = {
+    "doc_id": Column("d.doc_id", "text"), "file": Column("d.file", "text"), "bucket": Column("d.bucket", "text"),
+    "title": Column("d.title", "text"), "kind": Column("d.kind", "text"), "pages": Column("d.n_pages", "number"),
+    "ingested_at": Column("d.ingested_at", "date"),
+}
+_ANNOTATION_COLUMNS = {
+    "label": Column("l.text", "text"), "value": Column("a.value_num", "number"),
+    "value_text": Column("a.value_text", "text"), "unit": Column("a.unit", "text"),
+    "annotation_kind": Column("a.kind", "text"), **_PAGE_COLUMNS,
+}
+
+
+class Corpus:
+    """An opened index directory. Thread-safe; reloads itself when a new ingest commits."""
+
+    def __init__(self, index_dir: str | Path):
+        self.store = Store(index_dir)
+        self._lock = threading.Lock()
+        self._generation = -1
+        self._refresh()
+
+    # --- loading ------------------------------------------------------------------------------
+    def _refresh(self) -> None:
+        generation = self.store.generation
+        if generation == self._generation:
+            return
+        with self._lock:
+            if generation == self._generation:
+                return
+            directory = self.store.generation_dir(generation)
+            if not (directory / "bm25").exists():  # derived files lost: rebuild them from the database
+                build_generation(self.store, get_embedder(self.store.meta("embedder_spec")).name, directory)
+            self.segment_ids = np.load(directory / "segment_ids.npy")
+            self.vectors = VectorIndex.load(directory / "vectors.npy")
+            self.lexical = LexicalIndex.load(directory / "bm25")
+            self.label_ids = np.load(directory / "label_ids.npy")
+            self.label_vectors = VectorIndex.load(directory / "label_vectors.npy")
+            self.label_lexical = LexicalIndex.load(directory / "labels_bm25")
+            self.doc_ids = [row[0] for row in self.store.conn.execute("SELECT doc_id FROM documents ORDER BY doc_id")]
+            code = {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
+            self.segment_docs = np.array(
+                [code[row[0]] for row in self.store.conn.execute("SELECT doc_id FROM segments ORDER BY id")],
+                dtype=np.int32)
+            self.schemas = self.store.bucket_schemas()
+            self.label_words = {word for (text,) in self.store.conn.execute("SELECT text FROM labels")
+                                for word in _LABEL_WORD.findall(text.lower())}
+            self._masks: dict[str, np.ndarray] = {}
+            self._generation = generation
+
+    @property
+    def embedder(self):
+        return get_embedder(self.store.meta("embedder_spec"))
+
+    def tools(self) -> list:
+        """The agent tools as bound methods (wrap each in `dspy.Tool` or pass them to `dspy.ReAct`)."""
+        return [self.search_text, self.search_semantic, self.fetch_section, self.get_document_metadata,
+                self.neighbors, self.annotations_search, self.annotations_aggregate, self.export_annotations_csv]
+
+    # --- search ---------------------------------------------------------------------------------
+    def search_text(self, query: str, bucket: str | None = None, filters: dict | str | None = None,
+                    top_k: int = 10, context_chars: int = 400, doc_id: str | None = None,
+                    hybrid: bool = False) -> list[dict]:
+        """Lexical (BM25) search over document segments.
+
+        Args:
+            query: keywords or a question.
+            bucket: restrict to one bucket (e.g. "invoices").
+            filters: typed metadata filters, e.g. {"vendor": "Acme", "total": {">=": 1000}}.
+            top_k: number of hits.
+            context_chars: characters of text returned around the best match.
+            doc_id: restrict to one document.
+            hybrid: fuse with semantic search by reciprocal rank.
+        Returns hits with doc_id, file, page, section, section_id, node_id, kind, text and score.
+        """
+        return self._search(query, "hybrid" if hybrid else "text", bucket, filters, top_k, context_chars, doc_id)
+
+    def search_semantic(self, query: str, bucket: str | None = None, filters: dict | str | None = None,
+                        top_k: int = 10, context_chars: int = 400, doc_id: str | None = None,
+                        hybrid: bool = False) -> list[dict]:
+        """Semantic (embedding) search over document segments; same arguments and hits as search_text."""
+        return self._search(query, "hybrid" if hybrid else "semantic", bucket, filters, top_k, context_chars, doc_id)
+
+    def _search(self, query: str, mode: str, bucket, filters, top_k: int, context_chars: int, doc_id) -> list[dict]:
+        self._refresh()
+        mask = self._segment_mask(bucket, filters, doc_id)
+        if mode == "text":
+            ranked = _top(self._lexical_scores(query, mask), top_k, positive=True)
+        elif mode == "semantic":
+            ranked = _top(self._semantic_scores(query, mask), top_k)
+        else:
+            ranked = _fuse([_top(self._lexical_scores(query, mask), FUSION_DEPTH, positive=True),
+                            _top(self._semantic_scores(query, mask), FUSION_DEPTH)], top_k)
+        return self._hits([(int(self.segment_ids[i]), score) for i, score in ranked], query, context_chars)
+
+    def _lexical_scores(self, query: str, mask: np.ndarray | None) -> np.ndarray:
+        scores = self.lexical.scores(query)
+        return scores if mask is None else np.where(mask, scores, 0.0)
+
+    def _semantic_scores(self, query: str, mask: np.ndarray | None) -> np.ndarray:
+        if len(self.segment_ids) == 0:
+            return np.zeros(0, dtype=np.float32)
+        scores = self.vectors.scores(self.embedder([query])[0])
+        return scores if mask is None else np.where(mask, scores, -np.inf)
+
+    def _segment_mask(self, bucket, filters, doc_id) -> np.ndarray | None:
+        """Boolean mask over segment rows allowed by bucket, doc_id and metadata filters (cached)."""
+        parsed = Filters.parse(filters)
+        if bucket is None and doc_id is None and parsed is None:
+            return None
+        key = json.dumps([bucket, doc_id, parsed.model_dump() if parsed else None], sort_keys=True, default=str)
+        if key not in self._masks:
+            where, params = self._document_where(bucket, parsed, doc_id)
+            allowed = {row[0] for row in self.store.conn.execute(f"SELECT d.doc_id FROM documents d WHERE {where}",
+                                                                 params)}
+            codes = [i for i, d in enumerate(self.doc_ids) if d in allowed]
+            self._masks[key] = np.isin(self.segment_docs, codes)
+        return self._masks[key]
+
+    def _document_where(self, bucket, filters: Filters | None, doc_id, extra: dict | None = None) -> tuple[str, list]:
+        clauses, params = [], []
+        if bucket is not None:
+            if bucket not in self.schemas:
+                raise ValueError(f"unknown bucket {bucket!r}; known buckets: {', '.join(sorted(self.schemas)) or '(none)'}")
+            clauses.append("d.bucket = ?")
+            params.append(bucket)
+        if doc_id is not None:
+            self._check_doc(doc_id)
+            clauses.append("d.doc_id = ?")
+            params.append(doc_id)
+        sql, filter_params = to_sql(filters, {**self._metadata_columns(bucket), **_DOCUMENT_COLUMNS, **(extra or {})})
+        return " AND ".join([*clauses, sql]), params + filter_params
+
+    def _metadata_columns(self, bucket: str | None) -> dict[str, Column]:
+        """Typed columns for the metadata of one bucket (or of all: a key typed differently becomes text)."""
+        types: dict[str, str] = {}
+        for name, schema in self.schemas.items():
+            if bucket is None or name == bucket:
+                for key, type_ in schema.items():
+                    types[key] = type_ if types.get(key, type_) == type_ else "text"
+        return {key: Column(f"json_extract(d.metadata, '$.{key}')", type_) for key, type_ in types.items()}
+
+    def _hits(self, ranked: list[tuple[int, float]], query: str, context_chars: int) -> list[dict]:
+        if not ranked:
+            return []
+        rows = {row["id"]: row for row in self.store.conn.execute(
+            "SELECT s.id, s.doc_id, s.page, s.section_id, s.kind, s.text, d.file, sec.title AS section "
+            "FROM segments s JOIN documents d ON d.doc_id = s.doc_id "
+            "LEFT JOIN sections sec ON sec.doc_id = s.doc_id AND sec.id = s.section_id "
+            f"WHERE s.id IN ({','.join('?' * len(ranked))})", [segment_id for segment_id, _ in ranked])}
+        return [{"doc_id": row["doc_id"], "file": row["file"], "page": row["page"], "section": row["section"] or "",
+                 "section_id": row["section_id"], "node_id": f"seg:{row['id']}", "kind": row["kind"],
+                 "text": snippet(row["text"], query, context_chars), "score": round(float(score), 4)}
+                for segment_id, score in ranked if (row := rows.get(segment_id)) is not None]
+
+    # --- documents and sections -------------------------------------------------------------------
+    def get_document_metadata(self, doc_id: str) -> dict:
+        """A document's file, bucket, title, page count, section count and bucket metadata fields."""
+        self._refresh()
+        row = self._check_doc(doc_id)
+        n_sections = self.store.conn.execute("SELECT COUNT(*) FROM sections WHERE doc_id = ?", (doc_id,)).fetchone()[0]
+        return {"doc_id": doc_id, "file": row["file"], "bucket": row["bucket"], "title": row["title"],
+                "kind": row["kind"], "pages": row["n_pages"], "sections": n_sections,
+                "metadata": json.loads(row["metadata"]), "ingested_at": row["ingested_at"]}
+
+    def section_index(self, doc_id: str) -> list[dict]:
+        """The section tree of a document as a flat list (id, title, level, pages, parent) in order."""
+        self._check_doc(doc_id)
+        return [{"id": row["id"], "title": row["title"], "level": row["level"],
+                 "pages": [row["page_start"], row["page_end"]], "parent_id": row["parent_id"]}
+                for row in self.store.conn.execute("SELECT * FROM sections WHERE doc_id = ? ORDER BY ord", (doc_id,))]
+
+    def fetch_section(self, doc_id: str, section: str, max_tokens: int = 1500) -> dict:
+        """The text of one section (and its subsections) of a document, within a token budget.
+
+        Args:
+            doc_id: the document.
+            section: a section id ("s12") or title; titles match fuzzily ("Item 7", "segment information").
+            max_tokens: budget for the returned text (about 4 characters per token).
+        Returns doc_id, section_id, title, pages, text (with [p. N] page markers), truncated and subsections.
+        """
+        self._refresh()
+        self._check_doc(doc_id)
+        sections = self.store.conn.execute("SELECT * FROM sections WHERE doc_id = ? ORDER BY ord", (doc_id,)).fetchall()
+        target = _match_section(sections, section)
+        if target is None:
+            titles = "; ".join(f"{row['id']}: {row['title']}" for row in sections[:40])
+            raise ValueError(f"no section {section!r} in {doc_id}; sections: {titles}")
+        inside = _subtree(sections, target)
+        rows = self.store.conn.execute(
+            f"SELECT page, text FROM segments WHERE doc_id = ? AND section_id IN ({','.join('?' * len(inside))}) "
+            "ORDER BY ord", [doc_id, *[row["id"] for row in inside]]).fetchall()
+        parts, page = [], None
+        for row in rows:
+            if row["page"] != page:
+                page = row["page"]
+                parts.append(f"[p. {page}]")
+            parts.append(row["text"])
+        text = "\n".join(parts)
+        budget = max(1, max_tokens) * CHARS_PER_TOKEN
+        return {"doc_id": doc_id, "section_id": target["id"], "title": target["title"],
+                "pages": [target["page_start"], max(row["page_end"] for row in inside)],
+                "text": text[:budget], "truncated": len(text) > budget,
+                "subsections": [{"id": row["id"], "title": row["title"], "pages": [row["page_start"], row["page_end"]]}
+                                for row in inside[1:]]}
+
+    def neighbors(self, node_id: str) -> list[dict]:
+        """Adjacent and linked graph nodes of a node, with titles.
+
+        Node ids: "doc:<doc_id>", "sec:<doc_id>:<section_id>", "seg:<n>" (the node_id of a search hit),
+        "sent:<segment>:<i>", "row:<n>" (the annotation_id of an annotation). Relations: parent, child,
+        contains, previous, next, references (a cross-reference such as "see Note 19"), referenced_by.
+        """
+        self._refresh()
+        return graph_neighbors(self.store, node_id)
+
+    def _check_doc(self, doc_id: str):
+        row = self.store.conn.execute("SELECT * FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
+        if row is None:
+            close = difflib.get_close_matches(doc_id, self.doc_ids, n=5, cutoff=0.5)
+            raise ValueError(f"unknown document {doc_id!r}" + (f"; did you mean: {', '.join(close)}" if close else ""))
+        return row
+
+    # --- annotations ------------------------------------------------------------------------------
+    def annotations_search(self, label_query: str, filters: dict | str | None = None, bucket: str | None = None,
+                           top_k: int = 20, doc_id: str | None = None) -> list[dict]:
+        """Structured facts (key-value facts and table rows) whose label matches `label_query`
+        lexically or by meaning ("qty" finds "quantity").
+
+        Args:
+            label_query: the label to look for, e.g. "total current liabilities" or "tires".
+            filters: typed filters on document metadata and on the annotation ("value", "unit", "label",
+                "page"), e.g. {"value": {"<=": 1.2}, "date": {"between": ["2023-01", "2023-12"]}}.
+            bucket: restrict to one bucket.
+            top_k: number of annotations.
+            doc_id: restrict to one document.
+        Returns annotations with annotation_id, kind, label, value, value_text, unit, fields, doc_id, file,
+        page, section and score.
+        """
+        return self._annotations(label_query, filters, bucket, doc_id)[:top_k]
+
+    def annotations_aggregate(self, label_query: str, op: str, group_by: str | None = None,
+                              filters: dict | str | None = None, bucket: str | None = None,
+                              field: str | None = None, doc_id: str | None = None) -> dict:
+        """Aggregate the numeric values of all annotations matching `label_query`.
+
+        Args:
+            label_query: the label to aggregate, e.g. "batteries".
+            op: sum, avg, min, max or count.
+            group_by: optional grouping: doc_id, file, bucket, label, unit, page, kind or a metadata field.
+            filters: typed filters as in annotations_search.
+            bucket: restrict to one bucket.
+            field: for table rows, the column to aggregate (e.g. "Amount"); default: the row's first number.
+            doc_id: restrict to one document.
+        Returns op, n, value (or groups), the matched labels and how many matches had no number.
+        """
+        if op not in AGGREGATE_OPS:
+            raise ValueError(f"unknown op {op!r}; allowed: {', '.join(AGGREGATE_OPS)}")
+        matches = self._annotations(label_query, filters, bucket, doc_id, with_metadata=True, precise=True)
+        groups: dict[str, list[float]] = defaultdict(list)
+        skipped = 0
+        for match in matches:
+            number = _field_number(match, field)
+            if number is None and op != "count":
+                skipped += 1
+                continue
+            groups[_group_key(match, group_by)].append(number)
+        results = [{"group": key, "value": _apply(op, values), "n": len(values)} for key, values in sorted(groups.items())]
+        out = {"op": op, "label_query": label_query, "n": sum(r["n"] for r in results), "skipped_non_numeric": skipped,
+               "labels": sorted({m["label"] for m in matches})[:20]}
+        if group_by is None:
+            out["value"] = results[0]["value"] if results else None
+        else:
+            out["group_by"], out["groups"] = group_by, results
+        return out
+
+    def export_annotations_csv(self, label_query: str, path: str, filters: dict | str | None = None,
+                               bucket: str | None = None, doc_id: str | None = None) -> dict:
+        """Write every annotation matching `label_query` (with filters) to a CSV file; returns path and rows."""
+        matches = self._annotations(label_query, filters, bucket, doc_id, precise=True)
+        keys = list(dict.fromkeys(key for match in matches for key in match["fields"]))
+        columns = ["doc_id", "file", "page", "section", "kind", "label", "value", "unit", "value_text", *keys]
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(columns)
+            for match in matches:
+                writer.writerow([match[c] for c in columns[:9]] + [match["fields"].get(key, "") for key in keys])
+        return {"path": str(target), "rows": len(matches), "columns": columns}
+
+    def _annotations(self, label_query: str, filters, bucket, doc_id, with_metadata: bool = False,
+                     precise: bool = False) -> list[dict]:
+        """All annotations whose label matches, best label first, then document order."""
+        self._refresh()
+        labels = self._matching_labels(label_query, precise)
+        if not labels:
+            return []
+        where, params = self._document_where(bucket, Filters.parse(filters), doc_id, _ANNOTATION_COLUMNS)
+        marks = ",".join("?" * len(labels))
+        rows = self.store.conn.execute(
+            "SELECT a.*, l.text AS label, d.file, d.bucket, d.metadata, sec.title AS section FROM annotations a "
+            "JOIN labels l ON l.id = a.label_id JOIN documents d ON d.doc_id = a.doc_id "
+            "LEFT JOIN sections sec ON sec.doc_id = a.doc_id AND sec.id = a.section_id "
+            f"WHERE a.label_id IN ({marks}) AND {where} ORDER BY a.doc_id, a.page, a.id",
+            [*labels, *params]).fetchall()
+        out = []
+        for row in sorted(rows, key=lambda r: -labels[r["label_id"]]):
+            item = {"annotation_id": f"row:{row['id']}", "kind": row["kind"], "label": row["label"],
+                    "value": row["value_num"], "value_text": row["value_text"], "unit": row["unit"],
+                    "fields": {k: v[0] for k, v in json.loads(row["fields"]).items()},
+                    "doc_id": row["doc_id"], "file": row["file"], "bucket": row["bucket"], "page": row["page"],
+                    "section": row["section"] or "", "score": round(labels[row["label_id"]], 4)}
+            if with_metadata:
+                item["numbers"] = {k: v[1] for k, v in json.loads(row["fields"]).items()}
+                item["metadata"] = json.loads(row["metadata"])
+            out.append(item)
+        return out
+
+    def _matching_labels(self, label_query: str, precise: bool = False) -> dict[int, float]:
+        """label id → score. Lexical matches (abbreviations expanded: "qty" → "quantity") fused with
+        labels close in meaning; with `precise`, only the lexical matches when there are any."""
+        if len(self.label_ids) == 0:
+            return {}
+        lexical = _top(self.label_lexical.scores(self._expand_abbreviations(label_query)), LABEL_CANDIDATES,
+                       positive=True)
+        if precise and lexical:
+            return {int(self.label_ids[i]): score for i, score in lexical}
+        semantic = [(i, s) for i, s in _top(self.label_vectors.scores(self.embedder([label_query])[0]),
+                                            LABEL_CANDIDATES) if s >= LABEL_MIN_COSINE]
+        return {int(self.label_ids[i]): score for i, score in _fuse([lexical, semantic], 2 * LABEL_CANDIDATES)}
+
+    def _expand_abbreviations(self, query: str) -> str:
+        """Add the label words a short query word abbreviates (same first letter, letters in order)."""
+        extra = []
+        for token in _LABEL_WORD.findall(query.lower()):
+            if len(token) <= 4 and token not in self.label_words:
+                extra += [word for word in self.label_words if word[0] == token[0] and len(word) > len(token)
+                          and _is_subsequence(token, word)]
+        return " ".join([query, *extra])
+
+
+def _is_subsequence(short: str, word: str) -> bool:
+    letters = iter(word)
+    return all(letter in letters for letter in short)
+
+
+def snippet(text: str, query: str, context_chars: int) -> str:
+    """`context_chars` of `text` centred on the first query word found (the start when none is)."""
+    if len(text) <= context_chars:
+        return text
+    lowered = text.lower()
+    positions = [lowered.find(word[:6]) for word in _WORD.findall(query.lower())]
+    hit = min((p for p in positions if p >= 0), default=0)
+    start = max(0, min(hit - context_chars // 3, len(text) - context_chars))
+    return ("…" if start else "") + text[start:start + context_chars] + ("…" if start + context_chars < len(text) else "")
+
+
+def _top(scores: np.ndarray, k: int, positive: bool = False) -> list[tuple[int, float]]:
+    if len(scores) == 0 or k <= 0:
+        return []
+    k = min(k, len(scores))
+    idx = np.argpartition(-scores, k - 1)[:k]
+    idx = idx[np.argsort(-scores[idx], kind="stable")]
+    return [(int(i), float(scores[i])) for i in idx if np.isfinite(scores[i]) and (not positive or scores[i] > 0)]
+
+
+def _fuse(rankings: list[list[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion of several rankings of the same rows."""
+    fused: dict[int, float] = defaultdict(float)
+    for ranking in rankings:
+        for rank, (row, _) in enumerate(ranking):
+            fused[row] += 1.0 / (RRF_K + rank + 1)
+    return sorted(fused.items(), key=lambda item: -item[1])[:k]
+
+
+def _match_section(sections: list, wanted: str):
+    by_id = {row["id"]: row for row in sections}
+    if wanted in by_id:
+        return by_id[wanted]
+    norm = " ".join(wanted.lower().split())
+    titles = [(" ".join(row["title"].lower().split()), row) for row in sections]
+    for matches in ([r for t, r in titles if t == norm], [r for t, r in titles if t.startswith(norm)],
+                    [r for t, r in titles if norm in t]):
+        if matches:
+            return matches[0]
+    close = difflib.get_close_matches(norm, [t for t, _ in titles], n=1, cutoff=0.5)
+    return next((r for t, r in titles if close and t == close[0]), None)
+
+
+def _subtree(sections: list, target) -> list:
+    """The target section followed by its descendants (the sections after it until one at its level or above)."""
+    out = [target]
+    for row in sections[target["ord"] + 1:]:
+        if row["level"] <= target["level"]:
+            break
+        out.append(row)
+    return out
+
+
+def _field_number(match: dict, field: str | None) -> float | None:
+    if field is None:
+        return match["value"]
+    numbers = match["numbers"]
+    key = next((k for k in numbers if k.lower() == field.lower()), None)
+    if key is None:
+        close = difflib.get_close_matches(field.lower(), [k.lower() for k in numbers], n=1, cutoff=0.6)
+        key = next((k for k in numbers if close and k.lower() == close[0]), None)
+    return numbers.get(key) if key else None
+
+
+def _group_key(match: dict, group_by: str | None) -> str:
+    if group_by is None:
+        return ""
+    if group_by in _GROUP_KEYS:
+        return str(match[group_by])
+    if group_by in match["metadata"]:
+        return str(match["metadata"][group_by])
+    raise FilterError(f"unknown group_by {group_by!r}; use {', '.join(_GROUP_KEYS)} or a metadata "
+                      f"field ({', '.join(sorted(match['metadata'])) or 'none in these documents'})")
+
+
+def _apply(op: str, values: list[Any]) -> float | int:
+    if op == "count":
+        return len(values)
+    numbers = np.array(values, dtype=float)
+    return float({"sum": numbers.sum, "avg": numbers.mean, "min": numbers.min, "max": numbers.max}[op]())

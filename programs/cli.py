@@ -1,0 +1,126 @@
+"""The `ferret` command: ingest, search, bench."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+DEFAULT_INDEX = "runs/index"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ferret", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    ingest = commands.add_parser("ingest", help="ingest PDFs, text/markdown files and JSON/JSONL passage collections")
+    ingest.add_argument("paths", nargs="+", help="files or folders")
+    ingest.add_argument("--index", default=DEFAULT_INDEX, help=f"index directory (default {DEFAULT_INDEX})")
+    ingest.add_argument("--bucket", default="default", help="bucket of these files (e.g. invoices)")
+    ingest.add_argument("--metadata", help="JSONL of per-file metadata: one object per line with a 'file' field")
+    ingest.add_argument("--id-prefix", default="", help="prefix for document ids (ingest a corpus again as a copy)")
+    ingest.add_argument("--embedder", help="embedding model: 'minilm' (default, offline) or a LiteLLM model string")
+    ingest.add_argument("--workers", type=int, help="processes for PDF parsing (default: all cores)")
+    ingest.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+    search = commands.add_parser("search", help="search an index as the agents' tools do")
+    search.add_argument("query")
+    search.add_argument("--index", default=DEFAULT_INDEX)
+    search.add_argument("--mode", choices=["text", "semantic", "hybrid"], default="hybrid")
+    search.add_argument("--bucket")
+    search.add_argument("--doc", help="restrict to one document id")
+    search.add_argument("--filters", help='typed metadata filters as JSON, e.g. \'{"total": {">=": 1000}}\'')
+    search.add_argument("--top-k", type=int, default=10)
+    search.add_argument("--context-chars", type=int, default=400)
+    search.add_argument("--json", action="store_true", help="print the hits as a JSON list")
+
+    bench = commands.add_parser("bench", help="measure ingestion speed and memory, or tool latency")
+    targets = bench.add_subparsers(dest="target", required=True)
+    bench_ingest = targets.add_parser("ingest", help="ingest PATHs into a fresh index and time it")
+    bench_ingest.add_argument("paths", nargs="+")
+    bench_ingest.add_argument("--index", help="fresh index directory to keep (default: a temporary one)")
+    bench_ingest.add_argument("--workers", type=int)
+    bench_ingest.add_argument("--json", action="store_true")
+    bench_search = targets.add_parser("search", help="p50/p95 latency of each tool on an index")
+    bench_search.add_argument("--index", default=DEFAULT_INDEX)
+    bench_search.add_argument("--n", type=int, default=200, help="calls per tool")
+    bench_search.add_argument("--json", action="store_true")
+    bench_recall = targets.add_parser("recall", help="evidence recall@k of text, semantic and hybrid search (no LM)")
+    bench_recall.add_argument("--dataset", required=True, choices=["financebench", "hotpotqa"])
+    bench_recall.add_argument("--data", required=True, help="the dataset's folder, e.g. ../shared/data/financebench")
+    bench_recall.add_argument("--index", required=True, help="index directory (the dataset is ingested into it)")
+    bench_recall.add_argument("--k", type=int, default=5)
+    bench_recall.add_argument("--query-from", choices=["question", "evidence"], default="question")
+    bench_recall.add_argument("--limit", type=int)
+    bench_recall.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return {"ingest": _ingest, "search": _search, "bench": _bench}[args.command](args)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"ferret: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _ingest(args) -> int:
+    from corpus.ingest import ingest
+    from corpus.pdf import IngestError
+
+    try:
+        report = ingest(args.paths, args.index, bucket=args.bucket, metadata_file=args.metadata,
+                        id_prefix=args.id_prefix, embedder=args.embedder, workers=args.workers,
+                        progress=not args.json and sys.stderr.isatty())
+    except IngestError as error:  # bad --metadata: nothing was touched
+        print(f"ferret: error: {error}", file=sys.stderr)
+        return 2
+    for error in report.errors:
+        print(f"error: {error}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"added": report.added, "replaced": report.replaced, "unchanged": report.unchanged,
+                          "metadata_updated": report.metadata_updated, "errors": [str(e) for e in report.errors],
+                          "pages": report.pages, "segments": report.segments, "annotations": report.annotations,
+                          "seconds": {k: round(v, 2) for k, v in report.seconds.items()}, "index": str(args.index)}))
+    else:
+        print(f"{report.summary()} → {Path(args.index)}")
+    return 0 if report.ingested or not report.errors else 1
+
+
+def _search(args) -> int:
+    from corpus.tools import Corpus
+
+    corpus = Corpus(args.index)
+    search = corpus.search_semantic if args.mode == "semantic" else corpus.search_text
+    hits = search(args.query, bucket=args.bucket, filters=args.filters, top_k=args.top_k,
+                  context_chars=args.context_chars, doc_id=args.doc, hybrid=args.mode == "hybrid")
+    if args.json:
+        print(json.dumps(hits, ensure_ascii=False))
+        return 0
+    for rank, hit in enumerate(hits, start=1):
+        text = " ".join(hit["text"].split())
+        print(f"{rank:>2}. {hit['file']} p.{hit['page']} · {hit['section'] or '-'} · score {hit['score']}\n    {text}")
+    if not hits:
+        print("no hits")
+    return 0
+
+
+def _bench(args) -> int:
+    from corpus.bench import bench_ingest, bench_search
+
+    if args.target == "ingest":
+        result = bench_ingest(args.paths, args.index, args.workers, progress=not args.json and sys.stderr.isatty())
+    elif args.target == "search":
+        result = bench_search(args.index, args.n)
+    else:
+        from optimizers.retrieval import evaluate_recall
+
+        result = evaluate_recall(args.dataset, args.data, args.index, args.k, query_from=args.query_from,
+                                 limit=args.limit)
+    print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""Ingestion: real PDFs, bad inputs, idempotency, replacement, crash safety, metadata and passages."""
+from __future__ import annotations
+
+import json
+
+import pypdf
+import pytest
+
+from corpus import ingest as ingest_module
+from corpus.ingest import ingest
+from corpus.pdf import IngestError
+from corpus.store import Store
+from corpus.tools import Corpus
+from tests.conftest import INDEX_PDFS, SHARED_DATA, shared
+
+
+def test_page_counts_equal_pypdf(real_corpus, pdf):
+    for name in INDEX_PDFS:
+        expected = len(pypdf.PdfReader(pdf(name)).pages)
+        assert real_corpus.get_document_metadata(name)["pages"] == expected
+        stored = real_corpus.store.conn.execute("SELECT COUNT(*), MIN(page), MAX(page) FROM pages WHERE doc_id = ?",
+                                                (name,)).fetchone()
+        assert tuple(stored) == (expected, 1, expected)
+
+
+def test_evidence_texts_find_their_page_in_top5(real_corpus, financebench):
+    """FinanceBench evidence text (0-based page in the file) → search_text finds the 1-based page in the top 5."""
+    found = total = 0
+    for line in (financebench / "financebench_open_source.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        for evidence in record["evidence"]:
+            if evidence["doc_name"] not in INDEX_PDFS:
+                continue
+            hits = real_corpus.search_text(evidence["evidence_text"], doc_id=evidence["doc_name"], top_k=5)
+            total += 1
+            found += any(hit["page"] == evidence["evidence_page_num"] + 1 for hit in hits)
+    assert total >= 10
+    assert found / total >= 0.8, f"evidence page in top 5 for {found}/{total}"
+
+
+def test_hits_carry_provenance(real_corpus):
+    hits = real_corpus.search_text("net sales comparable sales", top_k=5)
+    assert hits
+    for hit in hits:
+        assert set(hit) >= {"doc_id", "file", "page", "section", "text", "score", "node_id"}
+        assert hit["file"].endswith(".pdf") and hit["page"] >= 1
+        page_text = real_corpus.store.conn.execute("SELECT text FROM pages WHERE doc_id = ? AND page = ?",
+                                                   (hit["doc_id"], hit["page"])).fetchone()[0]
+        assert hit["text"].strip("…")[:60] in page_text
+
+
+def test_ten_k_has_a_section_tree(real_corpus):
+    sections = real_corpus.section_index("COSTCO_2021_10K")
+    assert len(sections) > 10
+    titles = [s["title"].lower() for s in sections]
+    assert any(t.startswith("item 7") for t in titles) and any(t.startswith("item 8") for t in titles)
+    for section in sections:
+        assert 1 <= section["pages"][0] <= section["pages"][1] <= 76
+
+
+def _pdf_bytes_with(writer: pypdf.PdfWriter) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def test_bad_pdfs_get_one_clear_error_each_and_the_rest_ingests(tmp_path, pdf):
+    good = pdf("FOOTLOCKER_2022_8K_dated-2022-05-20")
+    (tmp_path / "truncated.pdf").write_bytes(good.read_bytes()[:3000])
+    (tmp_path / "garbage.pdf").write_bytes(b"%PDF-1.7\n" + b"\x00not really a pdf\xff" * 50)
+    (tmp_path / "notes.pdf").write_text("just some text, not a PDF at all")
+    (tmp_path / "empty.pdf").write_bytes(b"")
+    encrypted = pypdf.PdfWriter(clone_from=good)
+    encrypted.encrypt("secret", algorithm="AES-128")
+    (tmp_path / "locked.pdf").write_bytes(_pdf_bytes_with(encrypted))
+    blank = pypdf.PdfWriter()
+    blank.add_blank_page(612, 792)
+    (tmp_path / "scan.pdf").write_bytes(_pdf_bytes_with(blank))
+    (tmp_path / "good.pdf").write_bytes(good.read_bytes())
+
+    report = ingest([tmp_path], tmp_path / "index")
+
+    assert report.added == ["good"]
+    reasons = {error.file.split("/")[-1]: error.reason for error in report.errors}
+    assert set(reasons) == {"truncated.pdf", "garbage.pdf", "notes.pdf", "empty.pdf", "locked.pdf", "scan.pdf"}
+    assert "corrupt" in reasons["truncated.pdf"] and "corrupt" in reasons["garbage.pdf"]
+    assert "not a PDF" in reasons["notes.pdf"] and "empty" in reasons["empty.pdf"]
+    assert "encrypted" in reasons["locked.pdf"] and "image-only" in reasons["scan.pdf"]
+    for error in report.errors:
+        assert "\n" not in str(error) and str(error).startswith(error.file.split("/")[-1])
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    from programs.cli import main
+
+    (tmp_path / "bad.pdf").write_text("nope")
+    assert main(["ingest", str(tmp_path / "bad.pdf"), "--index", str(tmp_path / "i")]) == 1
+    assert "bad.pdf: not a PDF" in capsys.readouterr().err
+    (tmp_path / "ok.md").write_text("# Title\n\nSome text about turbines.")
+    assert main(["ingest", str(tmp_path / "bad.pdf"), str(tmp_path / "ok.md"), "--index", str(tmp_path / "i")]) == 0
+
+
+def test_reingest_is_idempotent_and_a_changed_file_replaces_its_old_version(tmp_path):
+    doc = tmp_path / "memo.md"
+    doc.write_text("# Memo\n\nThe turbine contract was signed with Zephyr Ltd in March.")
+    index = tmp_path / "index"
+    assert ingest([doc], index).added == ["memo"]
+    generation = Store(index).generation
+    again = ingest([doc], index)
+    assert again.unchanged == ["memo"] and not again.added and Store(index).generation == generation
+
+    doc.write_text("# Memo\n\nThe contract moved to Boreas GmbH in April.")
+    assert ingest([doc], index).replaced == ["memo"]
+    corpus = Corpus(index)
+    assert corpus.search_text("Boreas")[0]["doc_id"] == "memo"
+    assert corpus.search_text("Zephyr") == []
+    assert corpus.store.conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 1
+
+
+def test_crash_mid_ingest_leaves_previous_index_intact(tmp_path, monkeypatch):
+    first, second = tmp_path / "a.md", tmp_path / "b.md"
+    first.write_text("# Alpha\n\nPhotovoltaic panels from Helios.")
+    second.write_text("# Beta\n\nLead-acid batteries from Volta.")
+    index = tmp_path / "index"
+    ingest([first], index)
+    before = Corpus(index).search_text("photovoltaic panels")
+
+    def crash(*args, **kwargs):
+        raise KeyboardInterrupt("power cut while building indexes")
+
+    monkeypatch.setattr(ingest_module, "build_generation", crash)
+    with pytest.raises(KeyboardInterrupt):
+        ingest([second], index)
+    monkeypatch.undo()
+
+    corpus = Corpus(index)
+    assert corpus.search_text("photovoltaic panels") == before
+    assert corpus.search_text("batteries") == []
+    assert [row[0] for row in corpus.store.conn.execute("SELECT doc_id FROM documents")] == ["a"]
+    assert ingest([second], index).added == ["b"]
+    assert Corpus(index).search_text("batteries")[0]["doc_id"] == "b"
+
+
+def test_metadata_is_typed_per_bucket_and_filters_search(tmp_path):
+    for name, vendor in (("r1", "Acme Tire Co."), ("r2", "Volta Batteries"), ("r3", "Acme Tire Co.")):
+        (tmp_path / f"{name}.txt").write_text(f"Receipt from {vendor}\n\nItem: tires and batteries for the fleet.")
+    (tmp_path / "meta.jsonl").write_text("\n".join(json.dumps(m) for m in [
+        {"file": "r1.txt", "vendor": "Acme Tire Co.", "total": 480.0, "date": "2023-03-02"},
+        {"file": "r2.txt", "vendor": "Volta Batteries", "total": 1250.5, "date": "2023-07-15"},
+        {"file": "r3.txt", "vendor": "Acme Tire Co.", "total": 1900, "date": "2022-11-30"},
+    ]))
+    index = tmp_path / "index"
+    ingest([tmp_path / f"r{i}.txt" for i in (1, 2, 3)], index, bucket="invoices", metadata_file=tmp_path / "meta.jsonl")
+    corpus = Corpus(index)
+    assert corpus.schemas["invoices"] == {"date": "date", "total": "number", "vendor": "text"}
+    assert corpus.get_document_metadata("r2")["metadata"]["total"] == 1250.5
+
+    def docs(**kwargs):
+        return sorted({hit["doc_id"] for hit in corpus.search_text("tires batteries", bucket="invoices", **kwargs)})
+
+    assert docs() == ["r1", "r2", "r3"]
+    assert docs(filters={"total": {">=": 1000}}) == ["r2", "r3"]
+    assert docs(filters={"vendor": {"like": "acme%"}, "date": {"between": ["2023-01", "2023-12"]}}) == ["r1"]
+    assert docs(filters='{"vendor": "x\' OR \'1\'=\'1"}') == []
+    with pytest.raises(ValueError, match="unknown filter field 'colour'"):
+        docs(filters={"colour": "red"})
+    with pytest.raises(ValueError, match="unknown bucket 'contracts'"):
+        corpus.search_text("tires", bucket="contracts")
+
+
+def test_bad_metadata_names_file_and_line_and_stores_nothing(tmp_path):
+    doc = tmp_path / "r1.txt"
+    doc.write_text("Receipt for tires")
+    index = tmp_path / "index"
+    ingest([doc], index)
+    (tmp_path / "meta.jsonl").write_text('{"file": "r1.txt", "total": 1}\n{"file": "r1.txt", "total": ')
+    with pytest.raises(IngestError, match=r"meta.jsonl: line 2: invalid JSON"):
+        ingest([doc], index, metadata_file=tmp_path / "meta.jsonl")
+    assert Corpus(index).get_document_metadata("r1")["metadata"] == {}
+
+
+def test_passage_collections_ingest_as_they_are(tmp_path):
+    hotpot = json.loads(shared(SHARED_DATA / "hotpotqa" / "hotpotqa_train_corpus.json").read_text())
+    titles = list(hotpot)[:20]
+    (tmp_path / "hotpot.json").write_text(json.dumps({title: hotpot[title] for title in titles}))
+    tatqa = json.loads(shared(SHARED_DATA / "tatqa" / "tatqa_dataset_dev.json").read_text())[:2]
+    (tmp_path / "tatqa.json").write_text(json.dumps(tatqa))
+    (tmp_path / "notes.jsonl").write_text('{"id": "n1", "title": "Note one", "text": "Quantity: 12"}\n')
+    index = tmp_path / "index"
+    report = ingest([tmp_path], index, bucket="passages")
+    assert not report.errors and len(report.added) == 20 + 2 + 1
+    corpus = Corpus(index)
+    assert set(titles) <= set(corpus.doc_ids)
+    first = titles[0]
+    assert corpus.search_text(" ".join(hotpot[first])[:200], top_k=1)[0]["doc_id"] == first
+    uid = tatqa[0]["table"]["uid"]
+    assert corpus.get_document_metadata(uid)["kind"] == "passage"
+    total = corpus.annotations_search("Total sales", doc_id=uid)[0]
+    assert (total["label"], total["value"], total["value_text"]) == ("Total sales", 1496.5, "$1,496.5")
+    assert total["fields"]["Years Ended September 30, 2018"] == "$1,202.9"
+    assert corpus.annotations_search("qty")[0]["label"] == "Quantity"
