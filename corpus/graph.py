@@ -113,9 +113,8 @@ def _document_neighbors(store: Store, doc_id: str) -> list[dict]:
 def _section_neighbors(store: Store, rest: str) -> list[dict]:
     doc_id, _, section_id = rest.rpartition(":")
     c = store.conn
-    section = c.execute("SELECT * FROM sections WHERE doc_id = ? AND id = ?", (doc_id, section_id)).fetchone()
-    if section is None:
-        raise ValueError(f"unknown section sec:{rest}")
+    section = _one(store, "SELECT * FROM sections WHERE doc_id = ? AND id = ?", (doc_id, section_id),
+                   f"section sec:{rest}")
     out = []
     if section["parent_id"]:
         parent = c.execute("SELECT * FROM sections WHERE doc_id = ? AND id = ?",
@@ -124,11 +123,11 @@ def _section_neighbors(store: Store, rest: str) -> list[dict]:
     else:
         title = c.execute("SELECT title FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()[0]
         out.append(_node(f"doc:{doc_id}", "document", "parent", title, doc_id, None))
-    previous = c.execute("SELECT * FROM sections WHERE doc_id = ? AND parent_id IS ? AND ord < ? "
-                         "ORDER BY ord DESC LIMIT 1", (doc_id, section["parent_id"], section["ord"])).fetchone()
-    following = c.execute("SELECT * FROM sections WHERE doc_id = ? AND parent_id IS ? AND ord > ? "
-                          "ORDER BY ord LIMIT 1", (doc_id, section["parent_id"], section["ord"])).fetchone()
-    out += [_section_node(row, relation) for row, relation in ((previous, "previous"), (following, "next")) if row]
+    for relation, op, order in (("previous", "<", "DESC"), ("next", ">", "ASC")):
+        row = c.execute(f"SELECT * FROM sections WHERE doc_id = ? AND parent_id IS ? AND ord {op} ? "
+                        f"ORDER BY ord {order} LIMIT 1", (doc_id, section["parent_id"], section["ord"])).fetchone()
+        if row is not None:
+            out.append(_section_node(row, relation))
     out += [_section_node(row, "child") for row in
             c.execute("SELECT * FROM sections WHERE doc_id = ? AND parent_id = ? ORDER BY ord", (doc_id, section_id))]
     out += [_segment_node(row, "contains") for row in
@@ -141,9 +140,7 @@ def _section_neighbors(store: Store, rest: str) -> list[dict]:
 
 def _segment_neighbors(store: Store, rest: str) -> list[dict]:
     c = store.conn
-    segment = c.execute("SELECT * FROM segments WHERE id = ?", (_int(rest, "seg"),)).fetchone()
-    if segment is None:
-        raise ValueError(f"unknown segment seg:{rest}")
+    segment = _one(store, "SELECT * FROM segments WHERE id = ?", (_int(rest, "seg"),), f"segment seg:{rest}")
     doc_id = segment["doc_id"]
     out = []
     parent = c.execute("SELECT * FROM sections WHERE doc_id = ? AND id = ?", (doc_id, segment["section_id"])).fetchone()
@@ -184,9 +181,7 @@ def _sentence_neighbors(store: Store, rest: str) -> list[dict]:
 
 def _row_neighbors(store: Store, rest: str) -> list[dict]:
     c = store.conn
-    row = c.execute("SELECT * FROM annotations WHERE id = ?", (_int(rest, "row"),)).fetchone()
-    if row is None:
-        raise ValueError(f"unknown row row:{rest}")
+    row = _one(store, "SELECT * FROM annotations WHERE id = ?", (_int(rest, "row"),), f"row row:{rest}")
     out = []
     segment = c.execute("SELECT * FROM segments WHERE id = ?", (row["segment_id"],)).fetchone()
     if segment is not None:
@@ -199,6 +194,13 @@ def _row_neighbors(store: Store, rest: str) -> list[dict]:
         if other is not None:
             out.append(_node(f"row:{other['id']}", "row", relation, other["label"], row["doc_id"], other["page"]))
     return out
+
+
+def _one(store: Store, sql: str, params: tuple, what: str):
+    row = store.conn.execute(sql, params).fetchone()
+    if row is None:
+        raise ValueError(f"unknown {what}")
+    return row
 
 
 def _int(text: str, kind: str) -> int:

@@ -35,7 +35,7 @@ class IngestError(Exception):
 def compact_layout(text: str) -> str:
     """Compact pypdf layout text: one table row per line, column gaps as two spaces."""
     lines = []
-    for raw in text.splitlines():
+    for raw in text.replace("\xa0", " ").splitlines():
         line = _LEADER.sub(COLUMN_GAP, raw).strip()
         line = _CURRENCY_GAP.sub(r"\1", line)
         lines.append(_GAP.sub(COLUMN_GAP, line))

@@ -83,6 +83,10 @@ class Corpus:
             self._masks: dict[str, np.ndarray] = {}
             self._generation = generation
 
+    def __deepcopy__(self, memo) -> "Corpus":
+        """An opened index is a shared, read-only handle: programs that DSPy copies share it."""
+        return self
+
     @property
     def embedder(self):
         return get_embedder(self.store.meta("embedder_spec"))
@@ -248,6 +252,26 @@ class Corpus:
         """
         self._refresh()
         return graph_neighbors(self.store, node_id)
+
+    def page_text(self, doc_id: str, page: int) -> str | None:
+        """The stored text of one page (1-based), or None when there is no such page."""
+        row = self.store.conn.execute("SELECT text FROM pages WHERE doc_id = ? AND page = ?", (doc_id, page)).fetchone()
+        return row[0] if row else None
+
+    def file_of(self, doc_id: str) -> str:
+        row = self.store.conn.execute("SELECT file FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
+        return row[0] if row else ""
+
+    def overview(self, max_documents: int = 20) -> str:
+        """Buckets with their typed metadata fields and document counts, and the first document ids."""
+        self._refresh()
+        counts = dict(self.store.conn.execute("SELECT bucket, COUNT(*) FROM documents GROUP BY bucket").fetchall())
+        lines = [f"bucket {name}: {counts.get(name, 0)} documents; fields: "
+                 + (", ".join(f"{key} ({type_})" for key, type_ in schema.items()) or "none")
+                 for name, schema in sorted(self.schemas.items())]
+        shown = self.doc_ids[:max_documents]
+        more = f" and {len(self.doc_ids) - len(shown)} more" if len(self.doc_ids) > len(shown) else ""
+        return "\n".join([*lines, f"documents: {', '.join(shown)}{more}"])
 
     def _check_doc(self, doc_id: str):
         row = self.store.conn.execute("SELECT * FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()

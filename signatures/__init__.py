@@ -1,1 +1,9 @@
-"""Typed DSPy signatures of the loop's steps (Router, Extraction, Evaluator, Synthesis, Planner, Rerank)."""
+"""Typed DSPy signatures of the loop's steps; each docstring is the step's instruction."""
+from signatures.evaluator import Evaluator
+from signatures.extraction import Extraction
+from signatures.planner import Planner
+from signatures.rerank import Rerank
+from signatures.router import Router
+from signatures.synthesis import Synthesis
+
+__all__ = ["Evaluator", "Extraction", "Planner", "Rerank", "Router", "Synthesis"]

@@ -44,3 +44,44 @@ def real_corpus(real_index):
     from corpus.tools import Corpus
 
     return Corpus(real_index)
+
+
+REPORT = """# Annual Report 2023
+
+## Segment Results
+
+Revenue by segment is shown below; see Note 3 for the accounting policy.
+
+Segment  2023  2022
+Consumer  1,250  1,100
+Enterprise  2,400  2,050
+Total revenue  3,650  3,150
+
+## Notes
+
+### Note 3 — Revenue Recognition
+
+Revenue is recognised when control of the goods passes to the customer. Refer to the section entitled "Segment Results".
+"""
+
+RECEIPTS = {
+    "inv1.txt": "Receipt INV-1\n\nVendor: Acme Tire Co.\nQuantity: 4\n\nItem  Qty  Amount\nAll-season tires  4  480.00\nValve caps  4  12.00\n",
+    "inv2.txt": "Receipt INV-2\n\nVendor: Volta\nQuantity: 2\n\nItem  Qty  Amount\nCar batteries  2  300.00\nWinter tires  2  260.00\n",
+}
+
+
+@pytest.fixture(scope="session")
+def small_corpus(tmp_path_factory):
+    """A report with a table, notes and a cross-reference, and two receipts with line items."""
+    from corpus.ingest import ingest
+    from corpus.tools import Corpus
+
+    root = tmp_path_factory.mktemp("docs")
+    (root / "report.md").write_text(REPORT)
+    for name, text in RECEIPTS.items():
+        (root / name).write_text(text)
+    (root / "meta.jsonl").write_text('{"file": "inv1.txt", "year": 2023}\n{"file": "inv2.txt", "year": 2022}\n')
+    index = root / "index"
+    ingest([root / "report.md"], index, bucket="reports")
+    ingest([root / "inv1.txt", root / "inv2.txt"], index, bucket="invoices", metadata_file=root / "meta.jsonl")
+    return Corpus(index)

