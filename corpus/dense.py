@@ -71,10 +71,16 @@ def get_embedder(spec: str | None = None) -> Embedder:
 
 
 class VectorIndex:
-    """Row i of `vectors` is the item at position i of the caller's id map."""
+    """Row i of `vectors` is the item at position i of the caller's id map.
+
+    Scores are computed with torch, not numpy: numpy's BLAS threads keep spinning after a product
+    and starve torch's threads that embed the next query (measured: query embedding 5 ms → 100 ms)."""
 
     def __init__(self, vectors: np.ndarray):
+        import torch
+
         self.vectors = vectors
+        self._matrix = torch.from_numpy(vectors)
 
     def save(self, path: Path) -> None:
         np.save(path, self.vectors)
@@ -84,6 +90,9 @@ class VectorIndex:
         return cls(np.load(path))
 
     def scores(self, query_vector: np.ndarray) -> np.ndarray:
+        import torch
+
         if len(self.vectors) == 0:
             return np.zeros(0, dtype=np.float32)
-        return self.vectors @ query_vector
+        with torch.inference_mode():
+            return (self._matrix @ torch.from_numpy(np.ascontiguousarray(query_vector))).numpy()
