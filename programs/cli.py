@@ -1,4 +1,4 @@
-"""The `ferret` command: ingest, search, bench."""
+"""The `ferret` command: ingest, search, ask, bench."""
 from __future__ import annotations
 
 import argparse
@@ -34,6 +34,17 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--context-chars", type=int, default=400)
     search.add_argument("--json", action="store_true", help="print the hits as a JSON list")
 
+    ask = commands.add_parser("ask", help="answer a question with page citations")
+    ask.add_argument("question")
+    ask.add_argument("--index", default=DEFAULT_INDEX)
+    ask.add_argument("--program", choices=["iterative", "oneshot", "react"], default="iterative")
+    ask.add_argument("--lm", help="LiteLLM model string, or 'local' (default; also env FERRET_LM)")
+    ask.add_argument("--compiled", help="a compiled program's JSON state to load")
+    ask.add_argument("--max-iterations", type=int, help="iterative program only (default 4)")
+    ask.add_argument("--doc", help="the document the question is about")
+    ask.add_argument("--bucket")
+    ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
+
     bench = commands.add_parser("bench", help="measure ingestion speed and memory, or tool latency")
     targets = bench.add_subparsers(dest="target", required=True)
     bench_ingest = targets.add_parser("ingest", help="ingest PATHs into a fresh index and time it")
@@ -59,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"ingest": _ingest, "search": _search, "bench": _bench}[args.command](args)
+        return {"ingest": _ingest, "search": _search, "ask": _ask, "bench": _bench}[args.command](args)
     except (ValueError, FileNotFoundError) as error:
         print(f"ferret: error: {error}", file=sys.stderr)
         return 2
@@ -104,6 +115,42 @@ def _search(args) -> int:
     if not hits:
         print("no hits")
     return 0
+
+
+def _ask(args) -> int:
+    import dspy
+
+    from corpus.tools import Corpus
+    from programs import make_program
+    from programs.lm import make_lm
+    from programs.result import as_json
+
+    program = make_program(args.program, Corpus(args.index), args.max_iterations)
+    if args.compiled:
+        program.load(args.compiled, allow_unsafe_lm_state=True)
+    if not args.json and args.program == "iterative":
+        program.on_step = _print_step
+    with dspy.context(lm=make_lm(args.lm), adapter=dspy.JSONAdapter()):
+        result = program(question=args.question, doc_id=args.doc, bucket=args.bucket)
+    if args.json:
+        print(json.dumps(as_json(result), ensure_ascii=False, default=str))
+        return 0
+    print(f"\n{result.status.upper()}: {result.answer or result.clarification or result.reason}")
+    for citation in result.citations:
+        mark = "verified" if citation["verified"] else "NOT VERIFIED"
+        print(f"  [{citation['file']} p.{citation['page']}] {citation['section']} ({mark})")
+    if result.unverified_numbers:
+        print(f"  numbers not found in the evidence: {', '.join(result.unverified_numbers)}")
+    print(f"{result.iterations} iterations, {result.lm_calls} LM calls, "
+          f"{result.tokens['input']}+{result.tokens['output']} tokens, {result.seconds}s")
+    return 0
+
+
+def _print_step(step: dict) -> None:
+    detail = {"route": lambda s: s.get("route", s.get("error", "")),
+              "extract": lambda s: f"{s['strategy']} → {'found' if s['succeeded'] else 'failed: ' + str(s['reason'])}",
+              "synthesize": lambda s: s["status"]}.get(step["step"], lambda s: "")
+    print(f"· {step['step']}: {detail(step)}", file=sys.stderr, flush=True)
 
 
 def _bench(args) -> int:

@@ -13,14 +13,13 @@ failure. Malformed LM output never crashes a question: it becomes a recorded fai
 from __future__ import annotations
 
 import json
-import time
 from collections import deque
 from pathlib import Path
 
 import dspy
-from dspy.utils.usage_tracker import track_usage
 
 from corpus.tools import Corpus
+from programs.result import error_text, measured
 from programs.strategy import Attempt, Policy, Strategy, ladder
 from programs.verify import verify
 from signatures import Evaluator, Extraction, Planner, Rerank, Router, Synthesis
@@ -56,53 +55,48 @@ class IterativeRetriever(dspy.Module):
         self.synthesize = dspy.ChainOfThought(Synthesis)
         self.plan = dspy.Predict(Planner)
         self.rerank = dspy.Predict(Rerank)
+        self.on_step = None  # optional callback receiving each trajectory step as it happens (CLI progress)
         for step, lm in (lms or {}).items():
             if step not in STEPS:
                 raise ValueError(f"unknown step {step!r} in lms; steps: {', '.join(STEPS)}")
             getattr(self, step).set_lm(lm)
 
     def forward(self, question: str, doc_id: str | None = None, bucket: str | None = None) -> dspy.Prediction:
-        started = time.perf_counter()
-        with track_usage() as usage:
-            state = _Run(question, doc_id, bucket)
-            decision = self._route(state)
-            policy = Policy(ladder(decision.route, decision.fallbacks, document_scoped=doc_id is not None))
-            items = deque(decision.subqueries if decision.intent in ("compute", "compare") and decision.subqueries
-                          else [question])
-            synthesis = None
-            for iteration in range(self.max_iterations):
-                item = items[0] if items else question
-                strategy = policy.next(item)
-                if strategy is None:
-                    state.log("strategy", {"item": item, "exhausted": True})
-                    break
-                succeeded, resolved = self._extract(state, policy, item, strategy, list(items)[1:])
-                if succeeded:
-                    for done in [item, *resolved]:
-                        if done in items:
-                            items.remove(done)
-                if policy.should_replan():
-                    items = deque(self._replan(state) or items)
-                synthesis = self._synthesize(state, iteration)
-                if synthesis["status"] != "needs":
-                    break
-                if synthesis["need"] and synthesis["need"] not in items:
-                    items.appendleft(synthesis["need"])
-            evidence = self._rerank(state)
-            result = self._result(state, synthesis, evidence)
-        result.lm_calls = sum(len(entries) for entries in usage.usage_data.values())
-        totals = usage.get_total_tokens().values()
-        result.tokens = {"input": sum(t.get("prompt_tokens") or 0 for t in totals),
-                         "output": sum(t.get("completion_tokens") or 0 for t in totals)}
-        result.seconds = round(time.perf_counter() - started, 2)
-        return result
+        return measured(lambda: self._answer(_Run(question, doc_id, bucket, self.on_step)))
+
+    def _answer(self, state: "_Run") -> dspy.Prediction:
+        question = state.question
+        decision = self._route(state)
+        policy = Policy(ladder(decision.route, decision.fallbacks, document_scoped=state.doc_id is not None))
+        items = deque(decision.subqueries if decision.intent in ("compute", "compare") and decision.subqueries
+                      else [question])
+        synthesis = None
+        for iteration in range(self.max_iterations):
+            item = items[0] if items else question
+            strategy = policy.next(item)
+            if strategy is None:
+                state.log("strategy", {"item": item, "exhausted": True})
+                break
+            succeeded, resolved = self._extract(state, policy, item, strategy, list(items)[1:])
+            if succeeded:
+                for done in [item, *resolved]:
+                    if done in items:
+                        items.remove(done)
+            if policy.should_replan():
+                items = deque(self._replan(state) or items)
+            synthesis = self._synthesize(state, iteration)
+            if synthesis["status"] != "needs":
+                break
+            if synthesis["need"] and synthesis["need"] not in items:
+                items.appendleft(synthesis["need"])
+        return self._result(state, synthesis, self._rerank(state))
 
     # --- steps --------------------------------------------------------------------------------------
     def _route(self, state: "_Run") -> RouteDecision:
         try:
             decision = self.route(question=state.question, corpus_overview=self.corpus.overview()).decision
         except Exception as error:  # malformed output: fall back to the default route, and say so
-            state.log("route", {"error": _error(error)})
+            state.log("route", {"error": error_text(error)})
             return RouteDecision(subqueries=[])
         if state.bucket is None and len(decision.buckets) == 1 and decision.buckets[0] in self.corpus.schemas:
             state.bucket = decision.buckets[0]
@@ -124,7 +118,7 @@ class IterativeRetriever(dspy.Module):
             reason, sections = extraction.failure_reason, extraction.sections_searched
             step["tools"] = [v for k, v in extraction.trajectory.items() if k.startswith("tool_name")]
         except Exception as error:
-            reason = f"extraction failed: {_error(error)}"
+            reason = f"extraction failed: {error_text(error)}"
         answered, resolved = False, []
         if findings:
             try:
@@ -134,7 +128,7 @@ class IterativeRetriever(dspy.Module):
                 findings, resolved = valid, [q for q in judgement.resolved_subqueries if q in open_items]
                 reason = reason if answered else (judgement.reason or "findings did not answer the item")
             except Exception as error:
-                reason = f"evaluation failed: {_error(error)}"
+                reason = f"evaluation failed: {error_text(error)}"
         if answered:
             state.findings.extend(findings)
         else:
@@ -192,7 +186,7 @@ class IterativeRetriever(dspy.Module):
             subqueries = self.plan(question=state.question, findings=state.findings,
                                    failed_searches=state.failures).subqueries[:2]
         except Exception as error:
-            state.log("plan", {"error": _error(error)})
+            state.log("plan", {"error": error_text(error)})
             return []
         state.log("plan", {"subqueries": subqueries})
         return [q for q in subqueries if q.strip()]
@@ -204,7 +198,7 @@ class IterativeRetriever(dspy.Module):
                                                    "need_reason", "clarification")}
         except Exception as error:
             synthesis = {"status": "needs", "answer": "", "sources": [], "confidence": 0.0,
-                         "need": "", "need_reason": f"synthesis failed: {_error(error)}", "clarification": ""}
+                         "need": "", "need_reason": f"synthesis failed: {error_text(error)}", "clarification": ""}
         state.log("synthesize", {"iteration": iteration + 1, **synthesis})
         return synthesis
 
@@ -215,7 +209,7 @@ class IterativeRetriever(dspy.Module):
         try:
             ranking = self.rerank(question=state.question, evidence=[_evidence(f) for f in findings]).ranking
         except Exception as error:
-            state.log("rerank", {"error": _error(error)})
+            state.log("rerank", {"error": error_text(error)})
             return findings
         order = [i for i in dict.fromkeys(ranking) if 0 <= i < len(findings)]
         return [findings[i] for i in order] + [f for i, f in enumerate(findings) if i not in order]
@@ -243,8 +237,8 @@ class IterativeRetriever(dspy.Module):
 class _Run:
     """The mutable state of one question: findings append, failures are recorded, every step logged."""
 
-    def __init__(self, question: str, doc_id: str | None, bucket: str | None):
-        self.question, self.doc_id, self.bucket = question, doc_id, bucket
+    def __init__(self, question: str, doc_id: str | None, bucket: str | None, on_step=None):
+        self.question, self.doc_id, self.bucket, self.on_step = question, doc_id, bucket, on_step
         self.filters: dict = {}
         self.findings: list[Finding] = []
         self.failures: list[FailedSearch] = []
@@ -252,6 +246,8 @@ class _Run:
 
     def log(self, step: str, data: dict) -> None:
         self.trajectory.append({"step": step, **json.loads(json.dumps(data, default=str))})
+        if self.on_step is not None:
+            self.on_step(self.trajectory[-1])
 
 
 def _format_hits(hits: list[dict]) -> str:
@@ -268,7 +264,3 @@ def _format_hits(hits: list[dict]) -> str:
 
 def _evidence(finding: Finding) -> str:
     return f"{finding.label}: {finding.value} {finding.unit or ''} ({finding.doc_id} p. {finding.page}) {finding.context}"
-
-
-def _error(error: Exception) -> str:
-    return f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"

@@ -30,8 +30,8 @@ class Verification:
 
     @property
     def ok(self) -> bool:
-        return bool(self.citations) and not (self.unknown_sources or self.unverified_findings
-                                             or self.unverified_numbers)
+        return (bool(self.citations) and all(c.verified for c in self.citations)
+                and not (self.unknown_sources or self.unverified_findings or self.unverified_numbers))
 
 
 def same_number(a: float, b: float) -> bool:
@@ -83,9 +83,35 @@ def verify(answer: str, sources: list[int], findings: list[Finding],
                                          page=finding.page, section=finding.section,
                                          quote=finding.context or str(finding.value), verified=verified))
     known = [n for f in findings if (n := finding_number(f)) is not None]
-    result.unverified_numbers = [text for text, number in answer_numbers(answer)
-                                 if not any(same_number(abs(number), abs(k)) for k in known)]
+    known += [n for f in findings for n in numbers_in(f.context)]
+    result.unverified_numbers = _missing(answer, known)
     return result
+
+
+def verify_pages(answer: str, pages: list[tuple[str, int]], page_text: Callable[[str, int], str | None],
+                 file_of: Callable[[str], str]) -> Verification:
+    """Check an answer that cites whole pages: every cited page exists and every number in the answer is
+    printed on one of them. A citation verifies when its page exists and shows an answer number (or the
+    answer has none)."""
+    result = Verification()
+    numbers = [number for _, number in answer_numbers(answer)]
+    printed: list[float] = []
+    for doc_id, page in dict.fromkeys(pages):
+        text = page_text(doc_id, page)
+        on_page = numbers_in(text) if text else []
+        printed += on_page
+        shows = not numbers or any(same_number(abs(a), abs(b)) for a in numbers for b in on_page)
+        result.citations.append(Citation(doc_id=doc_id, file=file_of(doc_id) if text else "", page=page,
+                                         verified=text is not None and shows))
+        if text is None:
+            result.unknown_sources.append(len(result.citations) - 1)
+    result.unverified_numbers = _missing(answer, printed)
+    return result
+
+
+def _missing(answer: str, known: list[float]) -> list[str]:
+    """The answer's numbers that match none of the known ones."""
+    return [text for text, number in answer_numbers(answer) if not any(same_number(abs(number), abs(k)) for k in known)]
 
 
 def _normal(text: str) -> str:

@@ -1,4 +1,5 @@
 """Typed DSPy signatures of the loop's steps; each docstring is the step's instruction."""
+from signatures.answer import AgentAnswer, AnswerFromPassages
 from signatures.evaluator import Evaluator
 from signatures.extraction import Extraction
 from signatures.planner import Planner
@@ -6,4 +7,4 @@ from signatures.rerank import Rerank
 from signatures.router import Router
 from signatures.synthesis import Synthesis
 
-__all__ = ["Evaluator", "Extraction", "Planner", "Rerank", "Router", "Synthesis"]
+__all__ = ["AgentAnswer", "AnswerFromPassages", "Evaluator", "Extraction", "Planner", "Rerank", "Router", "Synthesis"]

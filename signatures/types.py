@@ -63,3 +63,10 @@ class Citation(BaseModel):
     section: str = ""
     quote: str = ""
     verified: bool = False
+
+
+class PageRef(BaseModel):
+    """A page a baseline agent cites."""
+
+    doc_id: str
+    page: int
