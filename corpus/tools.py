@@ -170,6 +170,11 @@ class Corpus:
         sql, filter_params = to_sql(filters, {**self._metadata_columns(bucket), **_DOCUMENT_COLUMNS, **(extra or {})})
         return " AND ".join([*clauses, sql]), params + filter_params
 
+    def filter_fields(self, bucket: str | None = None) -> set[str]:
+        """The field names filters may use in this bucket (or in any bucket): metadata, document and
+        annotation fields."""
+        return {*self._metadata_columns(bucket), *_DOCUMENT_COLUMNS, *_ANNOTATION_COLUMNS}
+
     def _metadata_columns(self, bucket: str | None) -> dict[str, Column]:
         """Typed columns for the metadata of one bucket (or of all: a key typed differently becomes text)."""
         types: dict[str, str] = {}

@@ -2,7 +2,7 @@
 
 question → Router → loop (at most `max_iterations`):
     shopping item → Extraction (fresh context; the strategy's search runs first, then the agent may
-    call up to `agent_steps` more tools) → Evaluator → findings appended, or a FailedSearch recorded
+    call up to `agent_steps` more tools: fetch_section, neighbors, search_text) → Evaluator → findings appended, or a FailedSearch recorded
     → Synthesis over findings and failures only (never raw text): answer | needs | clarify | fail
 → Rerank of all evidence → citations verified against the stored pages.
 
@@ -25,7 +25,7 @@ from programs.verify import verify
 from signatures import Evaluator, Extraction, Planner, Rerank, Router, Synthesis
 from signatures.types import FailedSearch, Finding, RouteDecision
 
-MAX_SECTIONS_SHOWN = 60
+MAX_SECTIONS_SHOWN = 30
 MAX_EVIDENCE = 20
 STEPS = ("route", "extract", "evaluate", "synthesize", "plan", "rerank")
 
@@ -42,15 +42,16 @@ class IterativeRetriever(dspy.Module):
     configured default LM.
     """
 
-    def __init__(self, corpus: Corpus | str | Path, max_iterations: int = 4, top_k: int = 5,
-                 context_chars: int = 500, agent_steps: int = 2, lms: dict[str, dspy.LM] | None = None):
+    def __init__(self, corpus: Corpus | str | Path, max_iterations: int = 4, top_k: int = 4,
+                 context_chars: int = 400, agent_steps: int = 2, lms: dict[str, dspy.LM] | None = None):
         super().__init__()
         self.corpus = load_corpus(corpus)
         self.max_iterations = max_iterations
         self.top_k = top_k
         self.context_chars = context_chars
         self.route = dspy.Predict(Router)
-        self.extract = dspy.ReAct(Extraction, tools=self.corpus.tools(), max_iters=agent_steps)
+        self.extract = dspy.ReAct(Extraction, tools=[self.corpus.fetch_section, self.corpus.neighbors,
+                                                     self.corpus.search_text], max_iters=agent_steps)
         self.evaluate = dspy.Predict(Evaluator)
         self.synthesize = dspy.ChainOfThought(Synthesis)
         self.plan = dspy.Predict(Planner)
@@ -100,8 +101,10 @@ class IterativeRetriever(dspy.Module):
             return RouteDecision(subqueries=[])
         if state.bucket is None and len(decision.buckets) == 1 and decision.buckets[0] in self.corpus.schemas:
             state.bucket = decision.buckets[0]
-        state.filters = {c.field: {c.op: c.value} for c in decision.constraints}
-        state.log("route", decision.model_dump())
+        known = self.corpus.filter_fields(state.bucket)
+        state.filters = {c.field: {c.op: c.value} for c in decision.constraints if c.field in known}
+        state.log("route", {**decision.model_dump(), "dropped_constraints": [
+            c.field for c in decision.constraints if c.field not in known]})
         return decision
 
     def _extract(self, state: "_Run", policy: Policy, item: str, strategy: Strategy,

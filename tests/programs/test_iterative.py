@@ -109,3 +109,14 @@ def test_malformed_output_becomes_a_recorded_failure_not_a_crash(small_corpus, b
         assert any("failed" in f["reason"] for f in result.failed_searches)
     if broken_step == "synthesize":
         assert result.status == "needs" and "synthesis failed" in result.reason
+
+
+def test_router_constraints_on_unknown_fields_are_dropped_not_fatal(small_corpus):
+    route = {"decision": {"route": "structured", "buckets": ["invoices"],
+                          "constraints": [{"field": "votes", "op": ">", "value": 1000},
+                                          {"field": "year", "op": "=", "value": 2023}]}}
+    result, engine = run(small_corpus, {"route": route, "extract": MISSED, "synthesize": NEEDS},
+                         question="Which receipts contain tires?", doc_id=None, max_iterations=1)
+    assert result.trajectory[0]["dropped_constraints"] == ["votes"]
+    first_extraction = next(inputs for step, inputs in engine.calls if step == "act")
+    assert "inv1" in first_extraction["results"] and "inv2" not in first_extraction["results"]  # year = 2023 applied
