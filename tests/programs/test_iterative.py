@@ -2,6 +2,8 @@
 backtracking, clarify and fail, citation verification, malformed output."""
 from __future__ import annotations
 
+import json
+
 import dspy
 import pytest
 
@@ -55,10 +57,11 @@ def test_a_failure_is_recorded_shown_to_the_next_step_and_another_route_is_taken
 
 
 def test_escalation_follows_the_cost_ladder_and_never_repeats_a_failure(small_corpus):
-    result, _ = run(small_corpus, {"route": {"decision": {"route": "hybrid", "fallbacks": ["structured"]}},
-                                   "extract": MISSED, "synthesize": NEEDS}, max_iterations=4)
+    result, engine = run(small_corpus, {"route": {"decision": {"route": "hybrid", "fallbacks": ["structured"]}},
+                                        "extract": MISSED, "synthesize": NEEDS}, max_iterations=4)
     expected = [rung.describe() for rung in ladder("hybrid", ["structured"], document_scoped=True)][:4]
     assert strategies(result) == expected
+    assert "plan" in engine.steps()  # repeated failure asked the Planner for new items
     assert len(set(strategies(result))) == 4
     assert result.status == "needs" and result.answer == "" and len(result.failed_searches) == 4
 
@@ -120,3 +123,28 @@ def test_router_constraints_on_unknown_fields_are_dropped_not_fatal(small_corpus
     assert result.trajectory[0]["dropped_constraints"] == ["votes"]
     first_extraction = next(inputs for step, inputs in engine.calls if step == "act")
     assert "inv1" in first_extraction["results"] and "inv2" not in first_extraction["results"]  # year = 2023 applied
+
+
+def test_rerank_orders_the_evidence(small_corpus):
+    consumer = {**TOTAL, "label": "Consumer 2023", "value": "1,250"}
+    both = {**FOUND, "findings": [TOTAL, consumer]}
+    accept_both = {**ACCEPT, "valid_findings": [0, 1]}
+    result, _ = run(small_corpus, {"extract": both, "evaluate": accept_both, "synthesize": ANSWER,
+                                   "rerank": {"ranking": [1, 0]}})
+    assert [e["label"] for e in result.evidence] == ["Consumer 2023", "Total revenue 2023"]
+
+
+def test_saves_and_loads_as_json_without_pickling_the_lm(small_corpus, tmp_path):
+    from programs.lm import make_lm
+
+    program = IterativeRetriever(small_corpus, lms={"synthesize": make_lm("local")})
+    program.synthesize.predict.demos = [dspy.Example(question="q", status="fail")]
+    path = tmp_path / "program.json"
+    program.save(path)
+    text = path.read_text()
+    json.loads(text)  # plain JSON state: no pickled LM
+    assert "programs.lm:LlamaCppEngine" in text
+    loaded = IterativeRetriever(small_corpus)
+    loaded.load(path, allow_unsafe_lm_state=True)
+    assert loaded.dump_state() == program.dump_state()
+    assert type(loaded.synthesize.predict.lm.engine).__name__ == "LlamaCppEngine"
