@@ -11,7 +11,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
