@@ -1,15 +1,26 @@
-"""Retrieval-only evaluation of the search tools (no LM): evidence-page recall@k on FinanceBench,
-supporting-passage recall@k on HotpotQA, for text, semantic and hybrid search."""
+"""Retrieval-only evaluation of the search tools (no LM), for text, semantic and hybrid search.
+
+The unit of relevance is the evidence page, (doc_id, page), when every evidence item of an example
+names a page (FinanceBench; the search is then restricted to the example's doc_id when it has one,
+as FinanceBench questions name their filing), else the document (passage datasets: HotpotQA,
+TAT-QA, SciFact; the search is open over the whole index). Hits (segments) are reduced to their
+distinct units in rank order; on those, per example:
+- recall@k: the share of gold units in the top k; recall_all@k / recall_any@k: all / at least one;
+- ndcg@10: binary-relevance nDCG; recall@100: recall in the top 100 units.
+Hybrid search fuses the top 100 segments of each method, so its recall@100 is over at most ~200 segments.
+"""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from corpus.ingest import ingest
 from corpus.tools import Corpus
-from optimizers.datasets import load_financebench, load_hotpotqa
+from optimizers.datasets import DATASETS, load_dataset
 
-LOADERS = {"financebench": load_financebench, "hotpotqa": load_hotpotqa}
 MODES = ("text", "semantic", "hybrid")
+NDCG_AT, DEEP_AT = 10, 100
+SEARCH_DEPTH = 300  # segments retrieved per query, reduced to distinct units
 
 
 def search(corpus: Corpus, mode: str, query: str, top_k: int, doc_id: str | None = None) -> list[dict]:
@@ -17,45 +28,73 @@ def search(corpus: Corpus, mode: str, query: str, top_k: int, doc_id: str | None
     return tool(query, top_k=top_k, doc_id=doc_id, hybrid=mode == "hybrid")
 
 
-def page_hit(hits: list[dict], evidence: list[dict]) -> bool:
-    gold = {(item["doc_id"], item["page"]) for item in evidence}
-    return any((hit["doc_id"], hit["page"]) in gold for hit in hits)
+def page_level(evidence: list[dict]) -> bool:
+    return bool(evidence) and all(item.get("page") for item in evidence)
 
 
-def passage_recall(hits: list[dict], evidence: list[dict], k: int) -> tuple[bool, bool]:
-    """(all gold passages, at least one) among the first k distinct documents of the hits."""
-    top = list(dict.fromkeys(hit["doc_id"] for hit in hits))[:k]
-    gold = {item["doc_id"] for item in evidence}
-    return gold <= set(top), bool(gold & set(top))
+def unit(item: dict, pages: bool):
+    return (item["doc_id"], item["page"]) if pages else item["doc_id"]
+
+
+def ranked_units(hits: list[dict], pages: bool) -> list:
+    """The distinct units of the hits, in rank order."""
+    return list(dict.fromkeys(unit(hit, pages) for hit in hits))
+
+
+def recall(ranked: list, gold: set, k: int) -> float:
+    return len(gold & set(ranked[:k])) / len(gold)
+
+
+def ndcg(ranked: list, gold: set, k: int) -> float:
+    """Binary-relevance nDCG@k: sum of 1/log2(rank + 1) over gold units in the top k, over the ideal."""
+    dcg = sum(1 / math.log2(rank + 2) for rank, item in enumerate(ranked[:k]) if item in gold)
+    ideal = sum(1 / math.log2(rank + 2) for rank in range(min(len(gold), k)))
+    return dcg / ideal
+
+
+def scores(ranked: list, gold: set, k: int) -> dict[str, float]:
+    """The per-example metrics, keyed by the suffix of the result keys."""
+    found = recall(ranked, gold, k)
+    return {f"recall@{k}": found, f"recall_all@{k}": float(found == 1.0), f"recall_any@{k}": float(found > 0),
+            f"ndcg@{NDCG_AT}": ndcg(ranked, gold, NDCG_AT), f"recall@{DEEP_AT}": recall(ranked, gold, DEEP_AT)}
 
 
 def evaluate_recall(dataset: str, data: str | Path, index_dir: str | Path, k: int = 5,
                     modes: tuple[str, ...] = MODES, query_from: str = "question", limit: int | None = None) -> dict:
-    """Ingest the dataset's documents (a no-op when already there) and measure recall@k per search mode.
+    """Ingest the dataset's documents (a no-op when already there) and measure, per search mode,
+    recall@k, recall_all@k, recall_any@k, ndcg@10 and recall@100 (keys "<mode>_<metric>"), averaged
+    over the examples that have evidence.
 
-    query_from: "question", or "evidence" (FinanceBench: the gold evidence text itself as the query).
+    query_from: "question", or "evidence" (the gold evidence text itself as the query: FinanceBench,
+    or JSONL evidence that carries "text"). For "jsonl" nothing is ingested: the index must hold the
+    documents already.
     """
-    if dataset not in LOADERS:
-        raise ValueError(f"unknown dataset {dataset!r}; retrieval recall supports {', '.join(LOADERS)}")
-    examples, files = LOADERS[dataset](data)
+    if dataset not in DATASETS:
+        raise ValueError(f"unknown dataset {dataset!r}; retrieval recall supports {', '.join(DATASETS)}")
+    examples, files = load_dataset(dataset, data)
+    examples = [example for example in examples if example.get("evidence")]
     examples = examples[:limit] if limit else examples
-    ingest(files, index_dir)
+    if query_from == "evidence" and not all(example.evidence[0].get("text") for example in examples):
+        raise ValueError(f"query_from='evidence' needs evidence text, which {dataset} examples lack")
+    if files:
+        ingest(files, index_dir)
+    elif not Path(index_dir).exists():
+        raise FileNotFoundError(f"index {index_dir} not found (ingest the {dataset} documents into it first)")
     corpus = Corpus(index_dir)
-    result: dict = {"dataset": dataset, "n": len(examples), "k": k, "query_from": query_from}
+    known = set(corpus.doc_ids)
+    result: dict = {"dataset": dataset, "n": len(examples), "k": k, "query_from": query_from,
+                    "gold_docs_not_indexed": len({item["doc_id"] for example in examples
+                                                  for item in example.evidence} - known)}
+    if not examples:
+        return result
     for mode in modes:
-        if dataset == "financebench":
-            found = 0
-            for example in examples:
-                query = example.question if query_from == "question" else example.evidence[0]["text"]
-                found += page_hit(search(corpus, mode, query, k, example.doc_id), example.evidence)
-            result[f"{mode}_page_recall@{k}"] = round(found / len(examples), 3)
-        else:
-            both = anyone = 0
-            for example in examples:
-                all_found, one_found = passage_recall(search(corpus, mode, example.question, 3 * k),
-                                                      example.evidence, k)
-                both += all_found
-                anyone += one_found
-            result[f"{mode}_recall_all@{k}"] = round(both / len(examples), 3)
-            result[f"{mode}_recall_any@{k}"] = round(anyone / len(examples), 3)
+        totals: dict[str, float] = {}
+        for example in examples:
+            pages = page_level(example.evidence)
+            query = example.question if query_from == "question" else example.evidence[0]["text"]
+            doc_id = example.get("doc_id") if pages and example.get("doc_id") in known else None
+            ranked = ranked_units(search(corpus, mode, query, SEARCH_DEPTH, doc_id), pages)
+            for name, value in scores(ranked, {unit(item, pages) for item in example.evidence}, k).items():
+                totals[name] = totals.get(name, 0.0) + value
+        result.update({f"{mode}_{name}": round(total / len(examples), 3) for name, total in totals.items()})
     return result

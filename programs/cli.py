@@ -1,4 +1,4 @@
-"""The `ferret` command: ingest, search, ask, bench."""
+"""The `ferret` command: ingest, search, ask, eval, runs, bench."""
 from __future__ import annotations
 
 import argparse
@@ -45,6 +45,36 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--bucket")
     ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
+    evaluate = commands.add_parser("eval", help="run a program over a dataset's questions, score it, track it in MLflow")
+    evaluate.add_argument("--dataset", required=True, help="financebench, hotpotqa, tatqa, scifact (retrieval only), "
+                          "or jsonl (your own)")
+    evaluate.add_argument("--data", required=True, help="the dataset's folder (or the JSONL file for jsonl)")
+    evaluate.add_argument("--index", help="index directory (default runs/indexes/DATASET; documents are ingested)")
+    evaluate.add_argument("--program", choices=["iterative", "oneshot", "react"], default="iterative")
+    evaluate.add_argument("--lm", help="LiteLLM model string, or 'local' (default; also env FERRET_LM)")
+    evaluate.add_argument("--judge-lm", help="score answers with this LM as judge instead of the rule-based match")
+    evaluate.add_argument("--compiled", help="a compiled program's JSON state to load")
+    evaluate.add_argument("--max-iterations", type=int, help="iterative program only (default 4)")
+    evaluate.add_argument("--split", choices=["train", "dev", "test", "all"], default="dev")
+    evaluate.add_argument("--limit", type=int, help="first N questions of the split")
+    evaluate.add_argument("--threads", type=int, default=1)
+    evaluate.add_argument("--retrieval", action="store_true",
+                          help="retrieval only, no LM: recall@5, nDCG@10, recall@100 of text, semantic, hybrid search")
+    evaluate.add_argument("--query-from", choices=["question", "evidence"], default="question",
+                          help="retrieval only: query with the question, or with the gold evidence text")
+    evaluate.add_argument("--no-track", action="store_true", help="do not log an MLflow run")
+    evaluate.add_argument("--json", action="store_true", help="end with the summary as one JSON line")
+
+    runs = commands.add_parser("runs", help="list and compare tracked runs (MLflow, runs/mlflow.db)")
+    runs_commands = runs.add_subparsers(dest="action", required=True)
+    runs_list = runs_commands.add_parser("list", help="the latest runs")
+    runs_list.add_argument("--experiment", help="one experiment (dataset) only")
+    runs_list.add_argument("--limit", type=int, default=20)
+    runs_compare = runs_commands.add_parser("compare", help="params and metrics of runs side by side")
+    runs_compare.add_argument("run_ids", nargs="+")
+    runs_compare.add_argument("--plot", help="also write the accuracy/tokens and outcome plot to this PNG")
+    runs_compare.add_argument("--json", action="store_true")
+
     bench = commands.add_parser("bench", help="measure ingestion speed and memory, or tool latency")
     targets = bench.add_subparsers(dest="target", required=True)
     bench_ingest = targets.add_parser("ingest", help="ingest PATHs into a fresh index and time it")
@@ -56,21 +86,14 @@ def _parser() -> argparse.ArgumentParser:
     bench_search.add_argument("--index", default=DEFAULT_INDEX)
     bench_search.add_argument("--n", type=int, default=200, help="calls per tool")
     bench_search.add_argument("--json", action="store_true")
-    bench_recall = targets.add_parser("recall", help="evidence recall@k of text, semantic and hybrid search (no LM)")
-    bench_recall.add_argument("--dataset", required=True, choices=["financebench", "hotpotqa"])
-    bench_recall.add_argument("--data", required=True, help="the dataset's folder, e.g. ../shared/data/financebench")
-    bench_recall.add_argument("--index", required=True, help="index directory (the dataset is ingested into it)")
-    bench_recall.add_argument("--k", type=int, default=5)
-    bench_recall.add_argument("--query-from", choices=["question", "evidence"], default="question")
-    bench_recall.add_argument("--limit", type=int)
-    bench_recall.add_argument("--json", action="store_true")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"ingest": _ingest, "search": _search, "ask": _ask, "bench": _bench}[args.command](args)
+        return {"ingest": _ingest, "search": _search, "ask": _ask, "eval": _eval, "runs": _runs,
+                "bench": _bench}[args.command](args)
     except (ValueError, FileNotFoundError) as error:
         print(f"ferret: error: {error}", file=sys.stderr)
         return 2
@@ -118,11 +141,9 @@ def _search(args) -> int:
 
 
 def _ask(args) -> int:
-    import dspy
-
     from corpus.tools import Corpus
     from programs import make_program
-    from programs.lm import make_lm
+    from programs.lm import answering, make_lm
     from programs.result import as_json
 
     program = make_program(args.program, Corpus(args.index), args.max_iterations)
@@ -130,7 +151,7 @@ def _ask(args) -> int:
         program.load(args.compiled, allow_unsafe_lm_state=True)
     if not args.json and args.program == "iterative":
         program.on_step = _print_step
-    with dspy.context(lm=make_lm(args.lm), adapter=dspy.JSONAdapter()):
+    with answering(make_lm(args.lm)):
         result = program(question=args.question, doc_id=args.doc, bucket=args.bucket)
     if args.json:
         print(json.dumps(as_json(result), ensure_ascii=False, default=str))
@@ -153,18 +174,49 @@ def _print_step(step: dict) -> None:
     print(f"· {step['step']}: {detail(step)}", file=sys.stderr, flush=True)
 
 
+def _eval(args) -> int:
+    from optimizers.evaluate import evaluate, evaluate_search
+
+    if args.retrieval:
+        summary = evaluate_search(args.dataset, args.data, args.index, args.limit, args.query_from,
+                                  track=not args.no_track)
+    else:
+        summary = evaluate(args.dataset, args.data, args.index, args.program, args.lm, args.compiled, args.split,
+                           args.limit, args.threads, args.max_iterations, args.judge_lm,
+                           progress=sys.stderr.isatty(), track=not args.no_track)
+    print("\n".join(f"{key:<24} {value}" for key, value in summary.items()))
+    if "mlflow_run_id" in summary:
+        from optimizers.tracking import tracking_uri
+
+        print(f"MLflow run {summary['mlflow_run_id']}: mlflow ui --backend-store-uri {tracking_uri()}")
+    if args.json:
+        print(json.dumps(summary))
+    return 0
+
+
+def _runs(args) -> int:
+    from optimizers.tracking import plot_runs, recent_runs, run_summaries, side_by_side
+
+    if args.action == "list":
+        for run in recent_runs(args.experiment, args.limit):
+            params, metrics = run["params"], run["metrics"]
+            shown = " ".join(f"{k}={metrics[k]:.3g}" for k in ("accuracy", "n", "avg_seconds") if k in metrics)
+            print(f"{run['run_id']}  {run['experiment']:<12} {run['name'] or '':<20} {params.get('lm', '')}  {shown}")
+        return 0
+    summaries = run_summaries(args.run_ids)
+    if args.plot:
+        print(f"plot: {plot_runs(summaries, args.plot)}", file=sys.stderr)
+    print(json.dumps(summaries) if args.json else side_by_side(summaries))
+    return 0
+
+
 def _bench(args) -> int:
     from corpus.bench import bench_ingest, bench_search
 
     if args.target == "ingest":
         result = bench_ingest(args.paths, args.index, args.workers, progress=not args.json and sys.stderr.isatty())
-    elif args.target == "search":
-        result = bench_search(args.index, args.n)
     else:
-        from optimizers.retrieval import evaluate_recall
-
-        result = evaluate_recall(args.dataset, args.data, args.index, args.k, query_from=args.query_from,
-                                 limit=args.limit)
+        result = bench_search(args.index, args.n)
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))
     return 0
 

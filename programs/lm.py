@@ -316,3 +316,9 @@ def make_lm(spec: str | None = None, **kwargs) -> dspy.LM:
         return dspy.LM(spec, **kwargs)
     options = {"temperature": 0.0, "max_tokens": LOCAL_MAX_TOKENS, "cache": False, **kwargs}
     return dspy.LM(LOCAL_MODEL, engine=shared_engine(), **options)
+
+
+def answering(lm: dspy.LM):
+    """The context every program runs in: `lm`, with DSPy's JSON adapter (typed, parseable outputs
+    that the embedded model's grammar constrains)."""
+    return dspy.context(lm=lm, adapter=dspy.JSONAdapter())

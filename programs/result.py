@@ -5,23 +5,40 @@ import time
 from collections.abc import Callable
 
 import dspy
+from dspy.utils.callback import BaseCallback
 from dspy.utils.usage_tracker import track_usage
 
 RESULT_FIELDS = ("status", "answer", "citations", "citations_verified", "unverified_numbers", "findings",
                  "failed_searches", "evidence", "iterations", "lm_calls", "tokens", "seconds", "confidence",
-                 "need", "reason", "clarification", "trajectory")
+                 "need", "reason", "clarification", "trajectory", "lm_seconds")
+
+
+class _LMTimer(BaseCallback):
+    """Adds up the wall time spent inside LM calls (including waiting for a shared local model)."""
+
+    def __init__(self):
+        self.started: dict[str, float] = {}
+        self.seconds = 0.0
+
+    def on_lm_start(self, call_id, instance, inputs):
+        self.started[call_id] = time.perf_counter()
+
+    def on_lm_end(self, call_id, outputs, exception=None):
+        self.seconds += time.perf_counter() - self.started.pop(call_id, time.perf_counter())
 
 
 def measured(run: Callable[[], dspy.Prediction]) -> dspy.Prediction:
-    """Run a program body, adding its LM calls, input/output tokens and wall seconds to the result."""
-    started = time.perf_counter()
-    with track_usage() as usage:
+    """Run a program body, adding its LM calls, input/output tokens, wall seconds and seconds spent in
+    the LM to the result."""
+    started, timer = time.perf_counter(), _LMTimer()
+    with track_usage() as usage, dspy.context(callbacks=[*dspy.settings.get("callbacks", []), timer]):
         result = run()
     totals = usage.get_total_tokens().values()
     result.lm_calls = sum(len(entries) for entries in usage.usage_data.values())
     result.tokens = {"input": sum(t.get("prompt_tokens") or 0 for t in totals),
                      "output": sum(t.get("completion_tokens") or 0 for t in totals)}
     result.seconds = round(time.perf_counter() - started, 2)
+    result.lm_seconds = round(timer.seconds, 2)
     return result
 
 

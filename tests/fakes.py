@@ -25,6 +25,7 @@ STEP_FIELDS = {
     "plan": {"subqueries"},
     "rerank": {"ranking"},
     "answer": {"answer"},
+    "judge": {"correct"},
 }
 DEFAULTS: dict[str, dict] = {
     "route": {"decision": {"intent": "lookup", "route": "hybrid"}},
@@ -35,6 +36,7 @@ DEFAULTS: dict[str, dict] = {
                    "need_reason": "nothing found", "clarification": ""},
     "plan": {"subqueries": []},
     "rerank": {"ranking": []},
+    "judge": {"correct": False, "reason": "scripted"},
 }
 
 Reply = dict | str | Callable[[dict[str, str]], "dict | str"]

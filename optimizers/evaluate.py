@@ -1,0 +1,220 @@
+"""`ferret eval`: run a program over a dataset's questions, score every answer, and track the run.
+
+Each question's result is scored by the metrics of `optimizers.metrics`; the run's summary averages
+them and adds reliability (answered share, errors) and cost (LM calls, tokens, seconds, the share of
+time spent outside the LM). With tracking on, the run goes to MLflow (experiment = dataset) with its
+parameters, metrics, the per-question table, the program state, the question ids of the split and a
+plot; DSPy traces are recorded through `mlflow.dspy.autolog()` (attached to the run when the
+questions run on one thread).
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import dspy
+from tqdm import tqdm
+
+from corpus.ingest import ingest
+from corpus.tools import Corpus
+from optimizers.datasets import load_dataset, split
+from optimizers.metrics import METRICS, make_judge_metric
+from optimizers.retrieval import evaluate_recall
+from optimizers.tracking import STATUS_COUNTS, git_commit, metric_name, plot_runs, recent_runs, run_summaries, runs_dir, use_experiment
+from programs import make_program
+from programs.lm import answering, make_lm
+from programs.result import as_json, error_text
+
+RUN_KEYS = ("dataset", "program", "lm", "split")
+SETTINGS = ("max_iterations", "top_k", "context_chars", "agent_steps", "max_iters")
+TABLE_COLUMNS = ("id", "status", "accuracy", "evidence_recall@5", "citations_verified", "lm_calls",
+                 "input_tokens", "output_tokens", "seconds", "question", "gold", "answer", "reason")
+
+
+def default_index(dataset: str) -> Path:
+    return runs_dir() / "indexes" / dataset
+
+
+def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, program: str = "iterative",
+             lm: str | None = None, compiled: str | Path | None = None, split_name: str = "dev",
+             limit: int | None = None, threads: int = 1, max_iterations: int | None = None,
+             judge_lm: str | None = None, progress: bool = False, track: bool = True) -> dict:
+    """Evaluate `program` on the dataset's `split_name` questions; returns the summary (with the MLflow
+    run id when tracked). The dataset's documents are ingested into `index` first (a no-op when
+    already there)."""
+    examples, files = load_dataset(dataset, data)
+    if not any(str(example.answer).strip() for example in examples):
+        raise ValueError(f"{dataset} has no gold answers: it is retrieval-only (use `ferret eval --retrieval`)")
+    chosen = split(examples, split_name)[:limit] if limit else split(examples, split_name)
+    if not chosen:
+        raise ValueError(f"no questions in split {split_name!r} of {dataset}")
+    index = Path(index) if index else default_index(dataset)
+    prepare_index(files, index)
+    module = make_program(program, Corpus(index), max_iterations)
+    if compiled:
+        module.load(compiled, allow_unsafe_lm_state=True)
+    model = make_lm(lm)
+    metrics = dict(METRICS, **({"accuracy": make_judge_metric(make_lm(judge_lm))} if judge_lm else {}))
+    params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "lm": model.model,
+              "compiled": str(compiled or ""), "compiled_sha256": _sha256(compiled) if compiled else "",
+              "split": split_name, "limit": limit or "", "threads": threads, "judge_lm": judge_lm or "",
+              "git_commit": git_commit(),
+              **{name: getattr(module, name) for name in SETTINGS if hasattr(module, name)}}
+    if judge_lm:
+        from signatures.judge import JUDGE_PROMPT_VERSION
+
+        params["judge_prompt_version"] = JUDGE_PROMPT_VERSION
+
+    def run_all() -> list[dict]:
+        return run_questions(module, model, chosen, metrics, threads, progress)
+
+    if not track:
+        return {**{key: params[key] for key in RUN_KEYS}, **summarize(run_all())}
+    return _tracked(params, chosen, module, run_all)
+
+
+def prepare_index(files: list[Path], index: Path) -> None:
+    """Ingest the dataset's files (users' own JSONL sets have none: their index must exist)."""
+    if files:
+        report = ingest(files, index)
+        if report.errors and not (report.ingested or report.unchanged):
+            raise ValueError(f"nothing could be ingested into {index}: {report.errors[0]}")
+
+
+def run_questions(module: dspy.Module, lm: dspy.LM, examples: list[dspy.Example],
+                  metrics: dict[str, Callable], threads: int = 1, progress: bool = False) -> list[dict]:
+    """Each question's row: its scores, cost and outcome, plus the full result as `result`."""
+    def one(example: dspy.Example) -> dict:
+        with answering(lm):
+            try:
+                prediction = module(question=example.question, doc_id=example.get("doc_id"))
+            except Exception as error:  # a crash is a scored, counted outcome, not the end of the run
+                return _row(example, None, metrics, error_text(error))
+        return _row(example, prediction, metrics)
+
+    bar = tqdm(total=len(examples), desc="questions", unit="q", disable=not progress)
+    if threads <= 1:
+        rows = []
+        for example in examples:
+            rows.append(one(example))
+            bar.update()
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            rows = []
+            for row in pool.map(one, examples):
+                rows.append(row)
+                bar.update()
+    bar.close()
+    return rows
+
+
+def _row(example: dspy.Example, prediction: dspy.Prediction | None, metrics: dict[str, Callable],
+         error: str = "") -> dict:
+    if prediction is None:
+        prediction = dspy.Prediction(status="error", answer="", evidence=[], citations=[], citations_verified=False,
+                                     lm_calls=0, tokens={"input": 0, "output": 0}, seconds=0.0, lm_seconds=0.0,
+                                     reason=error)
+    scores = {name: float(metric(example, prediction)) for name, metric in metrics.items()}
+    return {"id": example.id, "question": example.question, "gold": example.answer, "answer": prediction.answer,
+            "status": prediction.status, "reason": prediction.get("reason") or "", "error": error, **scores,
+            "lm_calls": prediction.lm_calls, "input_tokens": prediction.tokens["input"],
+            "output_tokens": prediction.tokens["output"], "seconds": prediction.seconds,
+            "lm_seconds": prediction.get("lm_seconds") or 0.0,
+            "result": as_json(prediction) if not error else {"error": error}}
+
+
+def summarize(rows: list[dict]) -> dict:
+    """Averages over questions; citations_verified_rate is over answered questions only."""
+    n = len(rows)
+
+    def mean(key: str, among: list[dict] = rows) -> float:
+        return round(sum(row[key] for row in among) / len(among), 4) if among else 0.0
+
+    answered = [row for row in rows if row["answered"]]
+    seconds, lm_seconds = sum(row["seconds"] for row in rows), sum(row["lm_seconds"] for row in rows)
+    per_question = {key: mean(key) for key in METRICS if key not in ("answered", "citations_verified")}
+    summary = {"n": n, **per_question, "answered_rate": mean("answered"),
+               "citations_verified_rate": mean("citations_verified", answered), "error_count": sum(1 for row in rows if row["error"]),
+               "avg_lm_calls": mean("lm_calls"), "avg_input_tokens": mean("input_tokens"),
+               "avg_output_tokens": mean("output_tokens"), "avg_seconds": mean("seconds"),
+               "outside_lm_share": round(1 - lm_seconds / seconds, 4) if seconds else 0.0}
+    outcome = dict.fromkeys(STATUS_COUNTS, 0)
+    for row in rows:
+        key = ("n_correct" if row["accuracy"] else "n_wrong") if row["status"] == "answer" else f"n_{row['status']}"
+        outcome[key] += 1
+    return {**summary, **outcome}
+
+
+def _tracked(params: dict, examples: list[dspy.Example], module: dspy.Module, run_all: Callable[[], list[dict]]) -> dict:
+    import mlflow
+
+    use_experiment(params["dataset"])
+    mlflow.dspy.autolog(silent=True)
+    with mlflow.start_run(run_name=f"{params['program']}-{params['split']}") as run:
+        mlflow.log_params(params)
+        mlflow.set_tag("kind", "eval")
+        rows = run_all()
+        summary = summarize(rows)
+        mlflow.log_metrics({metric_name(key): value for key, value in summary.items()
+                            if isinstance(value, (int, float))})
+        with tempfile.TemporaryDirectory() as folder:
+            folder = Path(folder)
+            write_table(rows, folder / "results.csv")
+            (folder / "results.jsonl").write_text(
+                "".join(json.dumps({**row["result"], "id": row["id"]}, default=str) + "\n" for row in rows))
+            (folder / "split.json").write_text(json.dumps({"split": params["split"],
+                                                           "ids": [example.id for example in examples]}))
+            module.save(str(folder / "program.json"))
+            plot_runs(_compared_runs(run.info.run_id, params["dataset"]), folder / "accuracy_vs_tokens.png")
+            mlflow.log_artifacts(str(folder))
+        artifacts = mlflow.get_artifact_uri()
+    return {**{key: params[key] for key in RUN_KEYS}, **summary, "artifacts": artifacts,
+            "mlflow_run_id": run.info.run_id}
+
+
+def _compared_runs(run_id: str, experiment: str, most: int = 8) -> list[dict]:
+    """This run, then the latest run of each other (program, LM, compiled program) in the experiment."""
+    seen, chosen = set(), []
+    for summary in run_summaries([run_id]) + recent_runs(experiment, limit=100):
+        params = summary["params"]
+        key = (params.get("program"), params.get("lm"), params.get("compiled_sha256"))
+        if key not in seen and summary["metrics"] and "accuracy" in summary["metrics"]:
+            seen.add(key)
+            chosen.append(summary)
+    return chosen[:most]
+
+
+def write_table(rows: list[dict], path: Path) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=TABLE_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def evaluate_search(dataset: str, data: str | Path, index: str | Path | None = None, limit: int | None = None,
+                    query_from: str = "question", track: bool = True) -> dict:
+    """Retrieval only, no LM: recall@5, nDCG@10 and recall@100 of text, semantic and hybrid search
+    (`optimizers.retrieval`), tracked as a run of program "retrieval"."""
+    index = Path(index) if index else default_index(dataset)
+    result = evaluate_recall(dataset, data, index, limit=limit, query_from=query_from)
+    if not track:
+        return result
+    import mlflow
+
+    use_experiment(dataset)
+    with mlflow.start_run(run_name="retrieval") as run:
+        mlflow.log_params({"dataset": dataset, "data": str(data), "index": str(index), "program": "retrieval",
+                           "query_from": query_from, "limit": limit or "", "git_commit": git_commit()})
+        mlflow.set_tag("kind", "retrieval")
+        mlflow.log_metrics({metric_name(key): value for key, value in result.items()
+                            if isinstance(value, (int, float))})
+    return {**result, "mlflow_run_id": run.info.run_id}

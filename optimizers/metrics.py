@@ -1,0 +1,261 @@
+"""Evaluation metrics: DSPy-optimizer-compatible functions `(example, pred, trace=None) -> float`.
+
+Answer metrics score 0.0 unless the program answered (status "answer", non-empty answer): a refusal,
+a request for input or a failure is wrong. `answer_correct` decides by the kind of gold, and a TAT-QA
+list gold needs every item matched:
+
+- Numeric gold (one number: "$1577.00", "(3.2)%", 24.26, "150 million"): some number in the answer,
+  rounded to the gold's printed decimals, equals it ("0.664" matches "0.66"; "24.3" and "$1.58 billion"
+  do not match 24.26 and "$1577.00"). The gold's scale is its own scale word, else TAT-QA's `scale`,
+  else the units the question asks for ("Answer in USD millions"); the answer may give the number in
+  those units with or without the scale word ("1,577", "1,577 million", "$1.577 billion"; not "1,577
+  thousand"). Signs must agree, but a negative gold also matches its magnitude in an answer that words a
+  decrease ("down 3.2%" for "(3.2)%"). Number words ("four") are not read.
+- Yes/no gold ("no", "No. Microsoft decreased its debt ..."): the answer's first yes/no word must agree;
+  the rest of such a gold is justification and is not checked.
+- Other text, SQuAD-normalised: exact match, or the gold as a whole phrase in a short answer (at most
+  SHORT_ANSWER words). A sentence gold (more than SENTENCE_GOLD words: FinanceBench explanations) is
+  judged by its first sentence: every number in it must be in the answer (same_number: any scale,
+  0.5 %; years 1900-2100 ignored on both sides); without numbers, token F1 >= F1_THRESHOLD. That is a
+  lexical proxy: judge free-text golds with `make_judge_metric`. An empty gold (SciFact: retrieval only)
+  is never matched.
+"""
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from collections import Counter
+from collections.abc import Callable
+
+import dspy
+from dspy.utils.exceptions import AdapterParseError
+
+from corpus.numbers import detect_scale, numbers_in, parse_value
+from corpus.records import Value
+from programs.lm import answering
+from programs.verify import same_number
+from signatures.judge import JudgeAnswer
+
+SHORT_ANSWER = 30
+SENTENCE_GOLD = 5
+F1_THRESHOLD = 0.5
+_DECREASE = re.compile(r"\b(?:decreas|declin|drop|fell|fall|lower|loss|lost|reduc|negative|outflow|used|down)\w*",
+                       re.IGNORECASE)
+# A sentence ends after a word of 4+ letters, a digit, "%" or ")": "Adj. EBITDA" and "Inc. and" do not split.
+_SENTENCE_END = re.compile(r"(?:(?<=[a-z]{4}[.!?])|(?<=[\d%)][.!?]))\s+(?=[A-Z])")
+_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
+
+
+def normalize(text: str) -> str:
+    """SQuAD normalisation: lowercase, punctuation and articles removed, single spaces."""
+    text = "".join(c for c in str(text).lower()
+                   if c not in string.punctuation and not unicodedata.category(c).startswith("P"))
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def _answer(pred: dspy.Prediction) -> str:
+    """The predicted answer, or "" when the program did not answer."""
+    return (pred.get("answer") or "").strip() if pred.get("status") == "answer" else ""
+
+
+def _gold_items(example: dspy.Example) -> list[str]:
+    gold = example.answer
+    return [str(item) for item in gold] if isinstance(gold, list) else [str(gold)]
+
+
+def _gold_value(item: str, example: dspy.Example) -> Value | None:
+    """The gold item as a number with its scale (see the module rules), or None for a text gold."""
+    scale = example.get("scale") or ""
+    declared = detect_scale(f"(in {scale}s)" if scale else example.get("question") or "")[0]
+    value = parse_value(item, scale=declared)
+    return value if value.number is not None else None
+
+
+def _number_found(value: Value, item: str, answer: str) -> bool:
+    """Some number of the answer, in the gold's printed units, rounds to the gold at its printed decimals."""
+    printed = value.number / value.scale
+    decimals = len(match[1]) if (match := re.search(r"\.(\d+)", item)) else 0
+    half_unit = 0.5 * 10 ** -decimals * (1 + 1e-6)
+    decrease = printed < 0 and _DECREASE.search(answer)
+    for number in numbers_in(answer):
+        number = -number if decrease and number > 0 else number
+        if any(abs(stated - printed) <= half_unit for stated in (number / value.scale, number)):
+            return True
+    return False
+
+
+def _text_found(item: str, answer: str) -> bool:
+    gold, said = normalize(item), normalize(answer)
+    if not gold:
+        return False
+    if gold.split()[:1] in (["yes"], ["no"]):
+        return next((word for word in said.split() if word in ("yes", "no")), None) == gold.split()[0]
+    if gold == said or (len(said.split()) <= SHORT_ANSWER and f" {gold} " in f" {said} "):
+        return True
+    if len(gold.split()) <= SENTENCE_GOLD:
+        return False
+    lead = _SENTENCE_END.split(item)[0]
+    if numbers := _not_years(lead):
+        stated = _not_years(answer)
+        return all(any(same_number(abs(s), abs(n)) for s in stated) for n in numbers)
+    return _f1(normalize(lead), said) >= F1_THRESHOLD
+
+
+def _not_years(text: str) -> list[float]:
+    return [n for n in numbers_in(text) if not (n.is_integer() and 1900 <= n <= 2100)]
+
+
+def _missed(example: dspy.Example, answer: str) -> list[str]:
+    """The gold items the answer does not match."""
+    missed = []
+    for item in _gold_items(example):
+        value = _gold_value(item, example)
+        if not (_number_found(value, item, answer) if value is not None else _text_found(item, answer)):
+            missed.append(item)
+    return missed
+
+
+def answer_correct(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
+    """1.0 when the program answered and the answer matches every gold item (rules in the module doc)."""
+    answer = _answer(pred)
+    return float(bool(answer) and not _missed(example, answer))
+
+
+def _f1(gold: str, said: str) -> float:
+    common = sum((Counter(gold.split()) & Counter(said.split())).values())
+    if not common:
+        return 0.0
+    precision, recall = common / len(said.split()), common / len(gold.split())
+    return 2 * precision * recall / (precision + recall)
+
+
+def token_f1(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
+    """SQuAD token F1 of the answer against the gold (list items joined); 0.0 without an answer."""
+    answer = _answer(pred)
+    return _f1(normalize(" ".join(_gold_items(example))), normalize(answer)) if answer else 0.0
+
+
+def exact_match(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
+    """1.0 when the SQuAD-normalised answer equals the normalised gold (list items joined)."""
+    answer = _answer(pred)
+    return float(bool(answer) and normalize(answer) == normalize(" ".join(_gold_items(example))))
+
+
+def answered(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
+    """1.0 when the status is "answer" and the answer is not empty."""
+    return float(bool(_answer(pred)))
+
+
+def citations_verified(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
+    """1.0 when the program answered with at least one citation and its citations verified."""
+    return float(bool(_answer(pred) and pred.get("citations") and pred.get("citations_verified")))
+
+
+def _evidence(example: dspy.Example, pred: dspy.Prediction, k: int | None) -> tuple[set, list]:
+    """(gold keys, first k distinct predicted keys): (doc_id, page) for page evidence, doc_id for passages."""
+    gold = example.get("evidence") or []
+    by_page = any("page" in item for item in gold)
+
+    def key(item: dict):
+        return (item["doc_id"], item.get("page")) if by_page else item["doc_id"]
+
+    return {key(item) for item in gold}, list(dict.fromkeys(key(item) for item in pred.get("evidence") or []))[:k]
+
+
+def evidence_recall(example: dspy.Example, pred: dspy.Prediction, trace=None, k: int = 5) -> float:
+    """Share of the gold evidence among the first k distinct predicted items (0.0 without gold evidence)."""
+    gold, ranked = _evidence(example, pred, k)
+    return len(gold & set(ranked)) / len(gold) if gold else 0.0
+
+
+def evidence_all(example: dspy.Example, pred: dspy.Prediction, trace=None, k: int = 5) -> float:
+    """1.0 when all the gold evidence is among the first k distinct predicted items."""
+    gold, ranked = _evidence(example, pred, k)
+    return float(bool(gold) and gold <= set(ranked))
+
+
+def evidence_any(example: dspy.Example, pred: dspy.Prediction, trace=None, k: int = 5) -> float:
+    """1.0 when some gold evidence is among the first k distinct predicted items."""
+    gold, ranked = _evidence(example, pred, k)
+    return float(bool(gold & set(ranked)))
+
+
+def mrr_at_10(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
+    """1 / rank of the first gold item among the first 10 distinct predicted items, else 0.0."""
+    gold, ranked = _evidence(example, pred, 10)
+    return next((1 / rank for rank, key in enumerate(ranked, 1) if key in gold), 0.0)
+
+
+METRICS: dict[str, Callable[..., float]] = {
+    "accuracy": answer_correct,
+    "exact_match": exact_match,
+    "f1": token_f1,
+    "answered": answered,
+    "citations_verified": citations_verified,
+    "evidence_recall@5": evidence_recall,
+    "evidence_all@5": evidence_all,
+    "evidence_any@5": evidence_any,
+    "mrr@10": mrr_at_10,
+}
+
+
+def make_judge_metric(lm: dspy.LM) -> Callable[..., float]:
+    """Accuracy judged by `lm` with JudgeAnswer (JUDGE_PROMPT_VERSION), in the programs' context (JSON adapter);
+    answer_correct when the verdict is malformed."""
+    judge = dspy.Predict(JudgeAnswer)
+
+    def judged_correct(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
+        answer = _answer(pred)
+        if not answer:
+            return 0.0
+        gold = "; ".join(_gold_items(example)) + (f" ({example.scale})" if example.get("scale") else "")
+        try:
+            with answering(lm):
+                verdict = judge(question=example.question, gold_answer=gold, predicted_answer=answer)
+        except AdapterParseError:
+            return answer_correct(example, pred)
+        return float(verdict.correct)
+
+    return judged_correct
+
+
+def feedback_metric(example: dspy.Example, pred: dspy.Prediction, trace=None, pred_name=None,
+                    pred_trace=None) -> dspy.Prediction:
+    """GEPA's metric: score = answer_correct; feedback says what was wrong with the answer, its citations
+    and its evidence."""
+    score = answer_correct(example, pred)
+    answer = _answer(pred)
+    notes = []
+    if not answer:
+        reason = f": {pred.get('reason')}" if pred.get("reason") else ""
+        notes.append(f"The program did not answer (status {pred.get('status')!r}{reason}); "
+                     f"the gold answer is {'; '.join(_gold_items(example))!r}.")
+    elif score:
+        notes.append("The answer is correct.")
+    else:
+        stated = ", ".join(_format(n) for n in numbers_in(answer)) or "none"
+        for item in _missed(example, answer):
+            value = _gold_value(item, example)
+            if value is None:
+                notes.append(f"The answer does not give the gold answer {item!r}.")
+            else:
+                scaled = f" (= {_format(value.number)})" if value.scale != 1 else ""
+                notes.append(f"The gold number {item}{scaled} is missing or off; the answer states: {stated}.")
+    failed = [c for c in pred.get("citations") or [] if not c.get("verified")]
+    if failed:
+        notes.append("Citations that failed verification: "
+                     + "; ".join(f"{c.get('doc_id')} p.{c.get('page')} {(c.get('quote') or '')[:80]!r}" for c in failed)
+                     + ".")
+    elif answer and not pred.get("citations"):
+        notes.append("The answer cites no sources.")
+    gold, ranked = _evidence(example, pred, None)
+    if missing := gold - set(ranked):
+        notes.append("Gold evidence not among the retrieved evidence: "
+                     + ", ".join(f"{key[0]} p.{key[1]}" if isinstance(key, tuple) else key for key in sorted(missing))
+                     + ".")
+    return dspy.Prediction(score=score, feedback=" ".join(notes))
+
+
+def _format(number: float) -> str:
+    return f"{number:,.0f}" if number == int(number) else f"{number:,.6g}"

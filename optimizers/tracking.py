@@ -1,0 +1,138 @@
+"""Experiment tracking in MLflow, offline: a SQLite store at `runs/mlflow.db`, artifacts under
+`runs/artifacts`, one experiment per dataset. Also the side-by-side view of runs that
+`ferret runs list|compare` prints, and the plot both eval and compare draw.
+
+`FERRET_RUNS` moves the `runs/` folder (the tests point it at a temporary one).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+import mlflow
+from mlflow.tracking import MlflowClient
+
+REPO = Path(__file__).resolve().parents[1]
+STATUS_COUNTS = ("n_correct", "n_wrong", "n_needs", "n_clarify", "n_fail", "n_error")
+
+
+def metric_name(key: str) -> str:
+    """MLflow's name for a metric: "@" is not allowed, so "mrr@10" is logged as "mrr_at_10"."""
+    return key.replace("@", "_at_")
+
+
+def runs_dir() -> Path:
+    return Path(os.environ.get("FERRET_RUNS") or REPO / "runs").resolve()
+
+
+def tracking_uri() -> str:
+    return f"sqlite:///{runs_dir() / 'mlflow.db'}"
+
+
+def client() -> MlflowClient:
+    runs_dir().mkdir(parents=True, exist_ok=True)
+    mlflow.set_tracking_uri(tracking_uri())
+    return MlflowClient(tracking_uri())
+
+
+def use_experiment(name: str) -> str:
+    """Make `name` the active experiment (created with its artifacts under runs/artifacts/NAME)."""
+    experiment = client().get_experiment_by_name(name)
+    if experiment is None:
+        location = (runs_dir() / "artifacts" / name).as_uri()
+        experiment_id = mlflow.create_experiment(name, artifact_location=location)
+    else:
+        experiment_id = experiment.experiment_id
+    mlflow.set_experiment(experiment_id=experiment_id)
+    return experiment_id
+
+
+def git_commit() -> str:
+    """The repository's commit, with "+dirty" when the working tree has changes; "unknown" outside git."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+
+    try:
+        return git("rev-parse", "--short=12", "HEAD") + ("+dirty" if git("status", "--porcelain", "-uno") else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def run_summaries(run_ids: Iterable[str]) -> list[dict]:
+    """Each run as {"run_id", "experiment", "name", "params", "metrics"}; unknown ids raise ValueError."""
+    mlflow_client, summaries = client(), []
+    for run_id in run_ids:
+        try:
+            run = mlflow_client.get_run(run_id)
+        except mlflow.exceptions.MlflowException:
+            raise ValueError(f"no run {run_id!r} in {tracking_uri()}") from None
+        experiment = mlflow_client.get_experiment(run.info.experiment_id).name
+        summaries.append({"run_id": run_id, "experiment": experiment, "name": run.info.run_name,
+                          "params": dict(run.data.params), "metrics": dict(run.data.metrics)})
+    return summaries
+
+
+def recent_runs(experiment: str | None = None, limit: int = 20) -> list[dict]:
+    """The latest runs, newest first, of one experiment or of all."""
+    mlflow_client = client()
+    experiments = mlflow_client.search_experiments()
+    ids = [e.experiment_id for e in experiments if experiment is None or e.name == experiment]
+    if experiment is not None and not ids:
+        raise ValueError(f"no experiment {experiment!r}; experiments: {', '.join(e.name for e in experiments)}")
+    runs = mlflow_client.search_runs(ids, order_by=["attributes.start_time DESC"], max_results=limit) if ids else []
+    return run_summaries(run.info.run_id for run in runs)
+
+
+def side_by_side(summaries: list[dict], keys: Iterable[str] | None = None) -> str:
+    """A text table: one column per run, one row per param and metric (all of them, or `keys`)."""
+    if not summaries:
+        return "no runs"
+    def values(summary: dict) -> dict:
+        return {**summary["params"], **{k: _number(v) for k, v in summary["metrics"].items()}}
+    table = [values(summary) for summary in summaries]
+    names = list(keys) if keys else sorted({key for row in table for key in row})
+    header = ["", *(summary["run_id"][:8] for summary in summaries)]
+    rows = [header, ["experiment", *(summary["experiment"] for summary in summaries)]]
+    rows += [[name, *(str(row.get(name, "")) for row in table)] for name in names]
+    widths = [min(max(len(row[i]) for row in rows), 40) for i in range(len(header))]
+    return "\n".join("  ".join(cell[:40].ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+
+
+def _number(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else round(value, 4)
+
+
+def plot_runs(summaries: list[dict], path: str | Path) -> Path:
+    """Left: accuracy against tokens per question, one point per run. Right: each run's questions by
+    outcome (correct, wrong answer, needs, clarify, fail, error)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (scatter, bars) = plt.subplots(1, 2, figsize=(12, 4.5))
+    labels = [f"{s['params'].get('program', '?')} · {s['params'].get('lm', '?').split('/')[-1]} · {s['run_id'][:6]}"
+              for s in summaries]
+    for summary, label in zip(summaries, labels):
+        metrics = summary["metrics"]
+        tokens = metrics.get("avg_input_tokens", 0) + metrics.get("avg_output_tokens", 0)
+        scatter.scatter(tokens, metrics.get("accuracy", 0), s=60)
+        scatter.annotate(label, (tokens, metrics.get("accuracy", 0)), fontsize=8, xytext=(4, 4),
+                         textcoords="offset points")
+    scatter.set(xlabel="tokens per question (input + output)", ylabel="accuracy", ylim=(-0.05, 1.05),
+                title="accuracy against cost")
+    left = [0.0] * len(summaries)
+    for count in STATUS_COUNTS:
+        widths = [s["metrics"].get(count, 0) for s in summaries]
+        bars.barh(labels, widths, left=left, label=count[2:])
+        left = [a + b for a, b in zip(left, widths)]
+    bars.set(xlabel="questions", title="per-question outcome")
+    bars.legend(fontsize=8, loc="lower right")
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path

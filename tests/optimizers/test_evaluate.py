@@ -1,0 +1,116 @@
+"""`ferret eval` end to end with the scripted LM: the JSON line, the MLflow run behind it, and
+`ferret runs list|compare`."""
+from __future__ import annotations
+
+import json
+
+import mlflow
+import pytest
+
+import optimizers.evaluate
+from optimizers.evaluate import summarize
+from optimizers.tracking import metric_name, run_summaries, tracking_uri
+from programs.cli import main
+from tests.fakes import scripted_lm
+
+QUESTIONS = [
+    {"id": "q1", "question": "What was total revenue in 2023?", "answer": "3,650", "doc_id": "report",
+     "evidence": [{"doc_id": "report", "page": 1}]},
+    {"id": "q2", "question": "What was Consumer segment revenue in 2022?", "answer": "1,100", "doc_id": "report",
+     "evidence": [{"doc_id": "report", "page": 1}]},
+    {"id": "q3", "question": "How much did the valve caps cost?", "answer": "12.00", "doc_id": "inv1",
+     "evidence": [{"doc_id": "inv1", "page": 1}]},
+]
+
+
+def always_total_revenue(inputs):
+    """Answers every question with the 2023 total, citing the passage that shows it (if retrieved)."""
+    passages = json.loads(inputs["passages"])
+    found = [i for i, p in enumerate(passages) if "Total revenue  3,650" in p]
+    return {"answer": "Total revenue in 2023 was 3,650.", "sources": found[:1]}
+
+
+@pytest.fixture
+def runs(tmp_path, monkeypatch, small_corpus):
+    monkeypatch.setenv("FERRET_RUNS", str(tmp_path / "runs"))
+    lm, engine = scripted_lm({"answer": always_total_revenue})
+    monkeypatch.setattr(optimizers.evaluate, "make_lm", lambda spec=None: lm)
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
+    return qa, small_corpus.store.dir, engine
+
+
+def ferret_eval(qa, index, capsys, *extra) -> dict:
+    code = main(["eval", "--dataset", "jsonl", "--data", str(qa), "--index", str(index), "--program", "oneshot",
+                 "--split", "all", "--json", *extra])
+    assert code == 0
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_eval_prints_the_json_line_and_logs_the_same_metrics_to_mlflow(runs, capsys):
+    qa, index, engine = runs
+    summary = ferret_eval(qa, index, capsys)
+    assert engine.steps() == ["answer"] * 3
+    assert summary["dataset"] == "jsonl" and summary["program"] == "oneshot" and summary["n"] == 3
+    assert summary["accuracy"] == pytest.approx(1 / 3, abs=1e-3)  # only q1's gold is 3,650
+    assert summary["answered_rate"] == 1.0
+    assert summary["citations_verified_rate"] == pytest.approx(2 / 3, abs=1e-3)  # q3's passages lack the number
+    assert summary["evidence_recall@5"] == 1.0 and summary["n_correct"] == 1 and summary["n_wrong"] == 2
+    assert summary["avg_lm_calls"] == 1.0 and summary["avg_input_tokens"] > 0 and summary["error_count"] == 0
+    for key in ("lm", "mrr@10", "avg_output_tokens", "avg_seconds", "mlflow_run_id"):
+        assert key in summary
+
+    assert tracking_uri().endswith("/runs/mlflow.db")
+    run = mlflow.MlflowClient(tracking_uri()).get_run(summary["mlflow_run_id"])
+    for key, value in summary.items():
+        if isinstance(value, (int, float)):
+            assert run.data.metrics[metric_name(key)] == pytest.approx(value), key
+    assert run.data.params["program"] == "oneshot" and run.data.params["split"] == "all"
+    artifacts = {a.path for a in mlflow.MlflowClient(tracking_uri()).list_artifacts(summary["mlflow_run_id"])}
+    assert {"results.csv", "results.jsonl", "split.json", "program.json", "accuracy_vs_tokens.png"} <= artifacts
+
+
+def test_runs_compare_puts_runs_side_by_side_and_plots_them(runs, capsys, tmp_path):
+    qa, index, _ = runs
+    first = ferret_eval(qa, index, capsys)["mlflow_run_id"]
+    second = ferret_eval(qa, index, capsys, "--limit", "1")["mlflow_run_id"]
+    assert main(["runs", "list", "--experiment", "jsonl"]) == 0
+    listed = capsys.readouterr().out
+    assert first in listed and second in listed
+    plot = tmp_path / "compare.png"
+    assert main(["runs", "compare", first, second, "--plot", str(plot)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    accuracy = next(line.split() for line in table if line.startswith("accuracy "))
+    assert accuracy[1:] == ["0.3333", "1"]  # three questions, one right; then only the first
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["runs", "compare", "no-such-run"]) == 2
+
+
+def test_a_crashing_question_is_counted_not_fatal(runs):
+    class Crashes:
+        def __call__(self, **kwargs):
+            raise RuntimeError("boom")
+
+    from dspy import Example
+
+    example = Example(id="x", question="q?", answer="1", evidence=[]).with_inputs("question")
+    rows = optimizers.evaluate.run_questions(Crashes(), None, [example], optimizers.evaluate.METRICS)
+    summary = summarize(rows)
+    assert rows[0]["status"] == "error" and "boom" in rows[0]["error"]
+    assert summary["error_count"] == 1 and summary["n_error"] == 1 and summary["answered_rate"] == 0.0
+
+
+def test_runs_compare_of_unknown_ids_is_a_clear_error(runs):
+    with pytest.raises(ValueError, match="no run 'nope'"):
+        run_summaries(["nope"])
+
+
+def test_retrieval_only_eval_is_tracked_too(runs, capsys):
+    qa, index, engine = runs
+    assert main(["eval", "--retrieval", "--dataset", "jsonl", "--data", str(qa), "--index", str(index), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert engine.calls == [] and result["n"] == 3
+    assert 0 < result["hybrid_ndcg@10"] <= 1 and result["text_recall@100"] == 1.0
+    run = mlflow.MlflowClient(tracking_uri()).get_run(result["mlflow_run_id"])
+    assert run.data.params["program"] == "retrieval"
+    assert run.data.metrics["hybrid_ndcg_at_10"] == pytest.approx(result["hybrid_ndcg@10"])
