@@ -1,32 +1,43 @@
 """The loop's policy as plain Python over typed state: which strategy to try next.
 
-A strategy is a retrieval method and a scope. Methods escalate by cost: "annotations" and
-"lexical" (BM25, no model) < "semantic" (an embedding) < "select" (the LM reads the section index
-and picks sections to read in full). A "select" rung is never global: it reads one document's tree. Scopes widen: "anchor" (the graph neighbours of an earlier
-good hit) < "document" < "global". The route chosen by the Router decides where the ladder starts.
+A strategy is a retrieval method, the granularity it reads at, and a scope.
+- Methods escalate by cost: "annotations" (the label index, no model) < "hybrid" (BM25 fused with an
+  embedding; it finds evidence pages far more often than BM25 alone) and "semantic" (an embedding)
+  < "select" (the LM reads the section index and picks sections to read in full).
+- Granularity goes fine → coarse along the same ladder: "annotations" return facts (one labelled
+  value or table row), "hybrid" and "semantic" return passages, "select" and "neighbors" (the
+  section around an earlier good hit) return whole sections. At equal cost the finer method comes
+  first: a fact or a passage is cheap to read; a section costs the LM a long read.
+- Scopes widen: "anchor" (the graph neighbours of an earlier good hit) < "document" < "global".
+  For a question about one document every method is tried inside it before any over the whole
+  corpus. A "select" rung is never global: it reads one document's tree.
+The route chosen by the Router decides where the ladder starts ("long_text" starts coarse, with "select").
 
 Rules, in order:
 1. A (item, strategy) that failed is never tried again.
-2. After a failure, backtrack first: if an earlier step succeeded, re-anchor on its best hit
-   (neighbours of that node) before paying for a costlier method.
+2. After a failure, backtrack first: if an earlier step succeeded, read the section around its best
+   hit (the "neighbors" rung) before paying for a costlier method.
 3. Otherwise climb to the cheapest untried rung above every rung that failed since the last
    success (a new or reworded item does not restart the ladder; a success does).
-4. After `replan_after` failures in a row, ask the Planner for new items.
+4. After every `replan_after` failures in a row, ask the Planner for new items.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
 
-Method = Literal["annotations", "lexical", "semantic", "select"]
+Method = Literal["annotations", "hybrid", "semantic", "select", "neighbors"]
 Scope = Literal["anchor", "document", "global"]
+Granularity = Literal["fact", "passage", "section"]
 
-METHOD_COST = {"annotations": 0, "lexical": 0, "semantic": 1, "select": 2}
-SCOPE_COST = {"anchor": 0, "document": 1, "global": 2}
+METHOD_COST = {"annotations": 0, "hybrid": 1, "semantic": 1, "select": 2}
+GRANULARITY: dict[Method, Granularity] = {"annotations": "fact", "hybrid": "passage", "semantic": "passage",
+                                          "select": "section", "neighbors": "section"}
+FINENESS = {"fact": 0, "passage": 1, "section": 2}
 ROUTE_METHODS: dict[str, tuple[Method, ...]] = {
-    "structured": ("annotations", "lexical", "semantic", "select"),
-    "hybrid": ("lexical", "annotations", "semantic", "select"),
-    "long_text": ("select", "lexical", "semantic"),
+    "structured": ("annotations", "hybrid", "semantic", "select"),
+    "hybrid": ("hybrid", "annotations", "semantic", "select"),
+    "long_text": ("select", "hybrid", "semantic"),
 }
 
 
@@ -36,9 +47,13 @@ class Strategy:
     scope: Scope
     anchor: str | None = None
 
+    @property
+    def granularity(self) -> Granularity:
+        return GRANULARITY[self.method]
+
     def describe(self) -> str:
         where = f"near {self.anchor}" if self.anchor else self.scope
-        return f"{self.method} search, {where}"
+        return f"{self.method} search for {self.granularity}s, {where}"
 
 
 @dataclass
@@ -52,14 +67,15 @@ class Attempt:
 
 
 def ladder(route: str, fallbacks: list[str], document_scoped: bool) -> list[Strategy]:
-    """The route's first method (local → global), then every other method of the route and its
-    fallbacks, cheapest first, each local → global."""
+    """The route's first method, then every other method of the route and its fallbacks, cheapest
+    (then finest) first; for a document-scoped question all of them inside the document, then globally."""
     methods: list[Method] = []
     for name in [route, *fallbacks]:
         methods += [m for m in ROUTE_METHODS.get(name, ROUTE_METHODS["hybrid"]) if m not in methods]
-    first, rest = methods[0], sorted(methods[1:], key=lambda m: (METHOD_COST[m], methods.index(m)))
+    first, rest = methods[0], sorted(methods[1:], key=lambda m: (METHOD_COST[m], FINENESS[GRANULARITY[m]],
+                                                                 methods.index(m)))
     scopes: list[Scope] = ["document", "global"] if document_scoped else ["global"]
-    return [Strategy(method, scope) for method in [first, *rest] for scope in scopes
+    return [Strategy(method, scope) for scope in scopes for method in [first, *rest]
             if not (method == "select" and scope == "global")]
 
 
@@ -86,7 +102,9 @@ class Policy:
         return count
 
     def should_replan(self) -> bool:
-        return self.failures_in_a_row() >= self.replan_after
+        """True after every `replan_after`-th failure in a row (not after each failure past it)."""
+        failures = self.failures_in_a_row()
+        return failures > 0 and failures % self.replan_after == 0
 
     def best_anchor(self, item: str) -> str | None:
         """The highest-scoring hit of an earlier successful step not yet re-anchored on for this item."""
@@ -114,5 +132,5 @@ class Policy:
         if last is not None and not last.succeeded:
             anchor = self.best_anchor(item)
             if anchor is not None:
-                return Strategy("lexical", "anchor", anchor)
+                return Strategy("neighbors", "anchor", anchor)
         return next((rung for rung in self.rungs[self.failed_floor() + 1:] if not self.tried(item, rung)), None)

@@ -1,16 +1,14 @@
 """Evaluator: did a step answer its shopping item?"""
 import dspy
 
-from signatures.types import Finding
-
 
 class Evaluator(dspy.Signature):
-    """Judge whether the findings answer the shopping item. valid_findings are the indexes of the
-    findings that really answer it (a value of the right quantity, period and entity);
-    resolved_subqueries are the open subqueries these findings also answer."""
+    """Do the findings answer the shopping item? valid_findings: the [numbers] of the findings that
+    give its value, or a value it is computed from (right quantity, period and entity).
+    resolved_subqueries: the open subqueries they also answer."""
 
     shopping_item: str = dspy.InputField()
-    findings: list[Finding] = dspy.InputField()
+    findings: list[str] = dspy.InputField(desc="numbered from [1]")
     open_subqueries: list[str] = dspy.InputField()
     answered: bool = dspy.OutputField()
     valid_findings: list[int] = dspy.OutputField()

@@ -3,21 +3,21 @@ from typing import Literal
 
 import dspy
 
-from signatures.types import FailedSearch, Finding
-
 
 class Synthesis(dspy.Signature):
-    """Answer the question using only the findings, or say what is missing.
+    """Answer the question from the findings only.
 
-    status "answer": answer in one or two sentences, with every number taken from or computed from
-    the findings; sources are the indexes of the findings used. status "needs": the findings are not
-    enough; need is the one fact to search for next and need_reason why. status "clarify": the
-    question is ambiguous or matches too much; clarification is the question to ask the user, saying
-    what was tried. status "fail": the corpus does not contain the answer; say why in need_reason."""
+    "answer": the findings hold the value asked, or the values to compute it. Answer in one sentence,
+    every number taken from the findings or computed from them; sources are the [numbers] of the
+    findings used. "needs": a value is still missing; need is the one fact to search for next,
+    need_reason why. "clarify": the question is ambiguous; clarification asks the user, saying what
+    was tried. "fail": the documents do not hold the answer; need_reason says why.
+    When last_chance is true, answer or fail, never needs."""
 
     question: str = dspy.InputField()
-    findings: list[Finding] = dspy.InputField()
-    failed_searches: list[FailedSearch] = dspy.InputField()
+    findings: list[str] = dspy.InputField(desc="numbered from [1]")
+    failed_searches: list[str] = dspy.InputField()
+    last_chance: bool = dspy.InputField(desc="no search is left")
     status: Literal["answer", "needs", "clarify", "fail"] = dspy.OutputField()
     answer: str = dspy.OutputField()
     sources: list[int] = dspy.OutputField()

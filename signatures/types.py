@@ -1,5 +1,10 @@
 """Typed values exchanged between the loop's steps. Pydantic models, so every structured field of a
-signature is validated, and JSON-schema constrained decoding has a schema to follow."""
+signature is validated, and JSON-schema constrained decoding has a schema to follow.
+
+Lists and free strings that an LM fills carry length bounds in their JSON schema only (`bound`): the
+embedded model's grammar enforces them, so a 0.5B model cannot ramble into the output-token cap
+(a truncated output is a lost step), while a larger LM that writes more is not rejected for it.
+(A signature's own output fields cannot be bounded so: DSPy 3.4 builds their schema from the type alone.)"""
 from __future__ import annotations
 
 from typing import Literal, Union
@@ -12,37 +17,48 @@ Status = Literal["answer", "needs", "clarify", "fail"]
 Scalar = Union[float, str]
 
 
+def bound(items: int | None = None, chars: int | None = None) -> dict:
+    """JSON-schema bounds (not validated): a list of at most `items` (strings of at most `chars`), or a string."""
+    string = {"type": "string", "maxLength": chars}
+    if items is None:
+        return string
+    return {"maxItems": items, **({"items": string} if chars else {})}
+
+
 class Constraint(BaseModel):
     """One typed filter on document metadata or annotation values, e.g. total >= 1000."""
 
-    field: str
+    field: str = Field(json_schema_extra=bound(chars=40))
     op: Literal["=", "!=", ">", ">=", "<", "<=", "like", "contains", "in", "between"] = "="
-    value: Union[Scalar, list[Scalar]]
+    value: Union[Scalar, list[Scalar]] = Field(json_schema_extra={"anyOf": [
+        {"type": "number"}, bound(chars=60), {"type": "array", "maxItems": 5, "items": {"anyOf": [
+            {"type": "number"}, bound(chars=60)]}}]})
 
 
 class RouteDecision(BaseModel):
     """The Router's reading of a question and the route to try first, then the fallbacks in order."""
 
     intent: Intent = "lookup"
-    buckets: list[str] = Field(default_factory=list)
-    entities: list[str] = Field(default_factory=list)
-    constraints: list[Constraint] = Field(default_factory=list)
-    topic_terms: list[str] = Field(default_factory=list)
-    subqueries: list[str] = Field(default_factory=list)
+    buckets: list[str] = Field(default_factory=list, json_schema_extra=bound(3, 60))
+    entities: list[str] = Field(default_factory=list, json_schema_extra=bound(4, 60))
+    constraints: list[Constraint] = Field(default_factory=list, json_schema_extra=bound(3))
+    topic_terms: list[str] = Field(default_factory=list, json_schema_extra=bound(6, 40))
+    subqueries: list[str] = Field(default_factory=list, json_schema_extra=bound(3, 120))
     route: Route = "hybrid"
-    fallbacks: list[Route] = Field(default_factory=list)
+    fallbacks: list[Route] = Field(default_factory=list, json_schema_extra=bound(2))
 
 
 class Finding(BaseModel):
     """A fact read from the corpus, with the page it was read on."""
 
-    label: str
-    value: Scalar
-    unit: str | None = None
-    doc_id: str
+    label: str = Field(json_schema_extra=bound(chars=80))
+    value: Scalar = Field(json_schema_extra={"anyOf": [{"type": "number"}, bound(chars=40)]})
+    unit: str | None = Field(None, json_schema_extra={"anyOf": [bound(chars=20), {"type": "null"}]})
+    doc_id: str = Field(json_schema_extra=bound(chars=100))
     page: int
-    section: str = ""
-    context: str = Field("", description="the words on the page around the value, quoted")
+    section: str = Field("", json_schema_extra=bound(chars=80))
+    context: str = Field("", description="a few words around the value on the page, quoted",
+                         json_schema_extra=bound(chars=200))
 
 
 class FailedSearch(BaseModel):

@@ -1,5 +1,6 @@
 """The looping module with the scripted fake LM: answer, failure then another route, escalation,
-backtracking, clarify and fail, citation verification, malformed output."""
+backtracking, search queries, skipped calls, prompt sizes, the agent's tools, clarify and fail, values
+checked against their pages, citation verification, malformed output."""
 from __future__ import annotations
 
 import json
@@ -9,14 +10,14 @@ import pytest
 
 from programs.iterative import IterativeRetriever
 from programs.strategy import ladder
-from tests.fakes import scripted_lm
+from tests.fakes import ScriptedEngine, scripted_lm
 
 TOTAL = {"label": "Total revenue 2023", "value": "3,650", "doc_id": "report", "page": 1,
          "section": "Segment Results", "context": "Total revenue  3,650  3,150"}
 FOUND = {"findings": [TOTAL], "sections_searched": ["Segment Results"], "failure_reason": ""}
 MISSED = {"findings": [], "sections_searched": ["Notes"], "failure_reason": "no revenue table in these results"}
-ACCEPT = {"answered": True, "valid_findings": [0], "resolved_subqueries": [], "reason": "the total for 2023"}
-ANSWER = {"status": "answer", "answer": "Total revenue in 2023 was 3,650.", "sources": [0], "confidence": 0.9,
+ACCEPT = {"answered": True, "valid_findings": [1], "resolved_subqueries": [], "reason": "the total for 2023"}
+ANSWER = {"status": "answer", "answer": "Total revenue in 2023 was 3,650.", "sources": [1], "confidence": 0.9,
           "need": "", "need_reason": "", "clarification": ""}
 NEEDS = {"status": "needs", "answer": "", "sources": [], "confidence": 0.2, "need": "total revenue 2023",
          "need_reason": "no finding yet", "clarification": ""}
@@ -33,6 +34,11 @@ def strategies(result):
     return [step["strategy"] for step in result.trajectory if step["step"] == "extract"]
 
 
+def inputs_of(engine, step):
+    """The input fields of each call of `step`, in order."""
+    return [inputs for name, inputs in engine.calls if name == step]
+
+
 def test_answers_on_the_first_iteration_with_a_verified_citation(small_corpus):
     result, engine = run(small_corpus, {"extract": FOUND, "evaluate": ACCEPT, "synthesize": ANSWER})
     assert result.status == "answer" and result.answer == ANSWER["answer"]
@@ -40,30 +46,71 @@ def test_answers_on_the_first_iteration_with_a_verified_citation(small_corpus):
     assert result.citations_verified and result.citations == [
         {"doc_id": "report", "file": "report.md", "page": 1, "section": "Segment Results",
          "quote": TOTAL["context"], "verified": True}]
-    assert engine.steps() == ["route", "act", "extract", "evaluate", "synthesize"]
-    assert result.lm_calls == 5 and result.tokens["input"] > 0 and result.tokens["output"] > 0
+    # a passage search already has results to read: the agent makes no tool call before extracting
+    assert engine.steps() == ["route", "extract", "evaluate", "synthesize"]
+    assert result.lm_calls == 4 and result.tokens["input"] > 0 and result.tokens["output"] > 0
+    assert inputs_of(engine, "synthesize")[0]["findings"].startswith('["[1] Total revenue 2023: 3,650 (report p. 1)')
+
+
+def test_prompts_stay_small(small_corpus):
+    """Prompt characters the fake sees (system prompts through its token estimate) for four failed
+    iterations of a long question: 62,483 in 16 calls before prompts were cut and useless calls
+    skipped, 25,201 in 7 after."""
+    result, engine = run(small_corpus, {"extract": MISSED}, question="What was total revenue in 2023? " * 8)
+    inputs = sum(len(value) for _, fields in engine.calls for value in fields.values())
+    assert result.lm_calls == 7 and 4 * result.tokens["input"] + inputs < 28000
+    extractions = inputs_of(engine, "extract")
+    assert [("Segment Results (pp." in fields["section_index"]) for fields in extractions] == [
+        False, False, False, True]  # the section index is shown only to the "select" rung, which needs it
+    assert "What was total revenue" not in extractions[-1]["failed_searches"]  # failures do not repeat the question
+
+
+def test_the_router_terms_query_the_labels_and_passages_are_searched_with_the_item_words(small_corpus):
+    terms = {"entities": ["Acme"], "topic_terms": ["tires"]}
+    _, engine = run(small_corpus, {"route": {"decision": {"route": "structured", **terms}}, "extract": MISSED},
+                    question="What did we spend?", doc_id=None, max_iterations=1)
+    assert "All-season tires" in inputs_of(engine, "extract")[0]["results"]  # the question's words miss this label
+    _, engine = run(small_corpus, {"route": {"decision": {"route": "hybrid", **terms}}, "extract": MISSED},
+                    question="What did we spend?", doc_id=None, max_iterations=1)
+    assert "Vendor: Acme" not in inputs_of(engine, "extract")[0]["results"]  # the terms would find this passage
+    compute = {"intent": "compute", "route": "hybrid", "subqueries": ["Consumer revenue 2023"], **terms}
+    _, engine = run(small_corpus, {"route": {"decision": compute}, "extract": MISSED}, question="What did we spend?",
+                    doc_id=None, max_iterations=1)
+    results = inputs_of(engine, "extract")[0]["results"]
+    assert "Consumer  1,250" in results and "Vendor: Acme" not in results
 
 
 def test_a_failure_is_recorded_shown_to_the_next_step_and_another_route_is_taken(small_corpus):
-    result, engine = run(small_corpus, {"extract": [MISSED, FOUND], "evaluate": ACCEPT,
-                                        "synthesize": [NEEDS, ANSWER]})
+    result, engine = run(small_corpus, {"extract": [MISSED, FOUND], "evaluate": ACCEPT, "synthesize": ANSWER})
     assert result.status == "answer" and result.iterations == 2
     failed = result.failed_searches[0]
     assert failed["reason"] == MISSED["failure_reason"] and failed["sections_tried"] == ["Notes"]
     first, second = strategies(result)
     assert first == failed["strategy"] and second != first
-    second_extraction = [inputs for step, inputs in engine.calls if step == "act"][1]
-    assert MISSED["failure_reason"] in second_extraction["failed_searches"]
+    assert f"{first} failed: {MISSED['failure_reason']}" in inputs_of(engine, "extract")[1]["failed_searches"]
+    # no Synthesis after the empty first step: with no finding it could not have answered
+    assert engine.steps() == ["route", "extract", "extract", "evaluate", "synthesize"]
 
 
-def test_escalation_follows_the_cost_ladder_and_never_repeats_a_failure(small_corpus):
+def test_escalation_follows_the_cost_ladder_and_fails_in_code_when_nothing_is_found(small_corpus):
     result, engine = run(small_corpus, {"route": {"decision": {"route": "hybrid", "fallbacks": ["structured"]}},
-                                        "extract": MISSED, "synthesize": NEEDS}, max_iterations=4)
+                                        "extract": MISSED}, max_iterations=4)
     expected = [rung.describe() for rung in ladder("hybrid", ["structured"], document_scoped=True)][:4]
-    assert strategies(result) == expected
-    assert "plan" in engine.steps()  # repeated failure asked the Planner for new items
-    assert len(set(strategies(result))) == 4
-    assert result.status == "needs" and result.answer == "" and len(result.failed_searches) == 4
+    assert strategies(result) == expected and len(set(expected)) == 4
+    assert engine.steps().count("plan") == 1  # replanned after two failures, not again at the last iteration
+    assert "synthesize" not in engine.steps()
+    assert result.status == "fail" and result.answer == "" and len(result.failed_searches) == 4
+    assert result.reason.count(MISSED["failure_reason"]) == 4
+
+
+def test_new_items_are_searched_but_not_copied_failures_or_rambles(small_corpus):
+    copied = f"hybrid search for passages, document failed: {MISSED['failure_reason']}"
+    plan = {"subqueries": [copied, "Segment revenue table"]}
+    result, _ = run(small_corpus, {"extract": MISSED, "plan": plan}, max_iterations=3)
+    assert [step["item"] for step in result.trajectory if step["step"] == "extract"][2] == "Segment revenue table"
+    route = {"decision": {"intent": "compute", "subqueries": ["total revenue " * 20, "Consumer revenue 2023"]}}
+    result, _ = run(small_corpus, {"route": route, "extract": MISSED}, max_iterations=1)
+    assert result.trajectory[1]["item"] == "Consumer revenue 2023"
 
 
 def test_backtracks_to_the_best_earlier_anchor_after_a_failure(small_corpus):
@@ -74,44 +121,79 @@ def test_backtracks_to_the_best_earlier_anchor_after_a_failure(small_corpus):
                                    "evaluate": ACCEPT, "synthesize": NEEDS},
                     question="What share of 2023 revenue came from Consumer?", max_iterations=3)
     first, second, third = strategies(result)
-    assert first == second == "lexical search, document"
-    assert third.startswith("lexical search, near seg:")
+    assert first == second == "hybrid search for passages, document"
+    assert third.startswith("neighbors search for sections, near seg:")
     anchors = [step for step in result.trajectory if step["step"] == "extract"]
     assert anchors[0]["succeeded"] and not anchors[1]["succeeded"]
 
 
+def test_the_last_synthesis_is_told_it_is_the_last_chance(small_corpus):
+    consumer = {**FOUND, "findings": [{**TOTAL, "label": "Consumer 2023", "value": "1,250"}]}
+    result, engine = run(small_corpus, {"extract": [consumer, MISSED], "evaluate": ACCEPT, "synthesize": NEEDS},
+                         max_iterations=2)
+    chances = [inputs["last_chance"] for inputs in inputs_of(engine, "synthesize")]
+    assert chances == ["False", "True"]  # after the new finding, then at the end though the last step failed
+    assert result.status == "needs" and result.iterations == 2
+
+
 def test_clarify_and_fail_end_the_loop_with_their_reason(small_corpus):
     clarify = {**NEEDS, "status": "clarify", "clarification": "Which year: 2022 or 2023? I searched segment tables."}
-    result, _ = run(small_corpus, {"extract": MISSED, "synthesize": clarify}, question="What was revenue?")
+    result, _ = run(small_corpus, {"extract": FOUND, "evaluate": ACCEPT, "synthesize": clarify},
+                    question="What was revenue?")
     assert (result.status, result.iterations) == ("clarify", 1) and "Which year" in result.clarification
     fail = {**NEEDS, "status": "fail", "need": "", "need_reason": "The report has no headcount figures."}
-    result, _ = run(small_corpus, {"extract": MISSED, "synthesize": fail}, question="How many employees?")
+    result, _ = run(small_corpus, {"extract": FOUND, "evaluate": ACCEPT, "synthesize": fail},
+                    question="How many employees?")
     assert result.status == "fail" and result.reason == fail["need_reason"] and result.answer == ""
 
 
-def test_a_number_absent_from_its_page_fails_verification(small_corpus):
-    invented = {**FOUND, "findings": [{**TOTAL, "value": "9,999"}]}
+def test_a_value_not_printed_on_its_page_is_dropped_before_the_evaluator(small_corpus):
+    invented = {**FOUND, "findings": [{**TOTAL, "value": "9,999"}, {**TOTAL, "page": 40}]}
+    result, engine = run(small_corpus, {"extract": invented, "evaluate": ACCEPT, "synthesize": ANSWER},
+                         max_iterations=1)
+    assert "evaluate" not in engine.steps() and result.findings == [] and result.status == "fail"
+    assert result.failed_searches[0]["reason"] == "the values reported are not printed on the pages cited"
+
+
+def test_a_number_absent_from_the_findings_fails_verification(small_corpus):
     answer = {**ANSWER, "answer": "Total revenue in 2023 was 9,999."}
-    result, _ = run(small_corpus, {"extract": invented, "evaluate": ACCEPT, "synthesize": answer})
+    result, _ = run(small_corpus, {"extract": FOUND, "evaluate": ACCEPT, "synthesize": answer})
     assert result.status == "answer" and not result.citations_verified
-    assert result.citations[0]["verified"] is False
+    assert result.unverified_numbers == ["9,999"]
 
 
-def test_a_finding_without_provenance_is_dropped(small_corpus):
-    nowhere = {**FOUND, "findings": [{**TOTAL, "page": 40}]}
-    result, _ = run(small_corpus, {"extract": nowhere, "evaluate": ACCEPT, "synthesize": NEEDS}, max_iterations=1)
-    assert result.findings == [] and len(result.failed_searches) == 1
-
-
-@pytest.mark.parametrize("broken_step", ["route", "act", "extract", "evaluate", "synthesize"])
+@pytest.mark.parametrize("broken_step", ["route", "extract", "evaluate", "synthesize"])
 def test_malformed_output_becomes_a_recorded_failure_not_a_crash(small_corpus, broken_step):
     script = {"extract": FOUND, "evaluate": ACCEPT, "synthesize": ANSWER, broken_step: "this is not JSON {"}
     result, _ = run(small_corpus, script, max_iterations=2)
     assert result.status in ("answer", "needs", "fail")
     if broken_step in ("extract", "evaluate"):
-        assert any("failed" in f["reason"] for f in result.failed_searches)
+        step = {"extract": "extraction", "evaluate": "evaluation"}[broken_step]
+        assert result.failed_searches[0]["reason"] == f"the {step} output was malformed"
+        assert "AdapterParseError" in result.trajectory[1]["error"]  # the log keeps the error
     if broken_step == "synthesize":
         assert result.status == "needs" and "synthesis failed" in result.reason
+        assert len(result.findings) == 1  # found twice, kept once
+
+
+def test_the_select_rung_lets_the_agent_read_a_section_with_a_tool(small_corpus):
+    read = {"next_thought": "The table is in Segment Results.", "next_tool_name": "fetch_section",
+            "next_tool_args": {"doc_id": "report", "section": "Segment Results"}}
+    result, engine = run(small_corpus, {"route": {"decision": {"route": "long_text"}}, "act": read, "extract": FOUND,
+                                        "evaluate": ACCEPT, "synthesize": ANSWER})
+    assert engine.steps() == ["route", "act", "extract", "evaluate", "synthesize"]
+    extraction = inputs_of(engine, "extract")[0]
+    assert "s1: Segment Results (pp. 1-1)" in extraction["section_index"]
+    assert "Total revenue  3,650" in extraction["observation_0"]  # what the tool read (in the trajectory)
+    assert result.trajectory[1]["tools"] == ["fetch_section"] and result.status == "answer"
+
+
+def test_a_malformed_tool_step_still_lets_the_extraction_run(small_corpus):
+    result, engine = run(small_corpus, {"route": {"decision": {"route": "long_text"}}, "act": "this is not JSON {",
+                                        "extract": FOUND, "evaluate": ACCEPT, "synthesize": ANSWER})
+    assert engine.steps() == ["route", "act", "extract", "evaluate", "synthesize"]
+    assert "s1: Segment Results (pp. 1-1)" in inputs_of(engine, "extract")[0]["section_index"]
+    assert result.status == "answer" and result.failed_searches == []
 
 
 def test_router_constraints_on_unknown_fields_are_dropped_not_fatal(small_corpus):
@@ -121,16 +203,42 @@ def test_router_constraints_on_unknown_fields_are_dropped_not_fatal(small_corpus
     result, engine = run(small_corpus, {"route": route, "extract": MISSED, "synthesize": NEEDS},
                          question="Which receipts contain tires?", doc_id=None, max_iterations=1)
     assert result.trajectory[0]["dropped_constraints"] == ["votes"]
-    first_extraction = next(inputs for step, inputs in engine.calls if step == "act")
+    first_extraction = inputs_of(engine, "extract")[0]
     assert "inv1" in first_extraction["results"] and "inv2" not in first_extraction["results"]  # year = 2023 applied
+
+
+def test_a_question_about_one_document_is_routed_without_the_corpus_overview_or_filters(small_corpus):
+    route = {"decision": {"route": "hybrid", "constraints": [{"field": "page", "op": ">", "value": 5}]}}
+    result, engine = run(small_corpus, {"route": route, "extract": MISSED}, max_iterations=1)
+    assert inputs_of(engine, "route")[0]["corpus_overview"] == "one given document"
+    assert result.trajectory[0]["dropped_constraints"] == ["page"]
+    assert "Total revenue  3,650" in inputs_of(engine, "extract")[0]["results"]  # page 1 was not filtered out
+    _, engine = run(small_corpus, {"extract": MISSED}, doc_id=None, max_iterations=1)
+    assert "bucket invoices" in inputs_of(engine, "route")[0]["corpus_overview"]
+
+
+def test_what_a_small_model_writes_in_routes_and_findings_is_bounded_by_the_response_schema(small_corpus):
+    class Recording(ScriptedEngine):
+        def complete(self, request):
+            schemas.append(request.config.response_format["schema"])
+            return super().complete(request)
+
+    schemas = []
+    with dspy.context(lm=dspy.LM("scripted/fake", engine=Recording({"extract": MISSED}), cache=False),
+                      adapter=dspy.JSONAdapter()):
+        IterativeRetriever(small_corpus, max_iterations=1)(question="What was total revenue in 2023?", doc_id="report")
+    route, extract = (schema["$defs"] for schema in schemas)
+    assert route["RouteDecision"]["properties"]["entities"]["maxItems"] == 4
+    assert route["Constraint"]["properties"]["value"]["anyOf"][2]["maxItems"] == 5
+    assert extract["Finding"]["properties"]["context"]["maxLength"] == 200
 
 
 def test_rerank_orders_the_evidence(small_corpus):
     consumer = {**TOTAL, "label": "Consumer 2023", "value": "1,250"}
     both = {**FOUND, "findings": [TOTAL, consumer]}
-    accept_both = {**ACCEPT, "valid_findings": [0, 1]}
+    accept_both = {**ACCEPT, "valid_findings": [1, 2]}
     result, _ = run(small_corpus, {"extract": both, "evaluate": accept_both, "synthesize": ANSWER,
-                                   "rerank": {"ranking": [1, 0]}})
+                                   "rerank": {"ranking": [2, 1]}})
     assert [e["label"] for e in result.evidence] == ["Consumer 2023", "Total revenue 2023"]
 
 
