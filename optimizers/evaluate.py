@@ -155,7 +155,8 @@ def _tracked(params: dict, examples: list[dspy.Example], module: dspy.Module, ru
 
     use_experiment(params["dataset"])
     mlflow.dspy.autolog(silent=True)
-    with mlflow.start_run(run_name=f"{params['program']}-{params['split']}") as run:
+    # nested: a compile's before and after evaluations are children of its run
+    with mlflow.start_run(run_name=f"{params['program']}-{params['split']}", nested=True) as run:
         mlflow.log_params(params)
         mlflow.set_tag("kind", "eval")
         rows = run_all()

@@ -61,7 +61,8 @@ def git_commit() -> str:
 
 
 def run_summaries(run_ids: Iterable[str]) -> list[dict]:
-    """Each run as {"run_id", "experiment", "name", "params", "metrics"}; unknown ids raise ValueError."""
+    """Each run as {"run_id", "experiment", "name", "status", "params", "metrics"}; unknown ids raise
+    ValueError."""
     mlflow_client, summaries = client(), []
     for run_id in run_ids:
         try:
@@ -70,7 +71,7 @@ def run_summaries(run_ids: Iterable[str]) -> list[dict]:
             raise ValueError(f"no run {run_id!r} in {tracking_uri()}") from None
         experiment = mlflow_client.get_experiment(run.info.experiment_id).name
         summaries.append({"run_id": run_id, "experiment": experiment, "name": run.info.run_name,
-                          "params": dict(run.data.params), "metrics": dict(run.data.metrics)})
+                          "status": run.info.status, "params": dict(run.data.params), "metrics": dict(run.data.metrics)})
     return summaries
 
 

@@ -65,6 +65,26 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--no-track", action="store_true", help="do not log an MLflow run")
     evaluate.add_argument("--json", action="store_true", help="end with the summary as one JSON line")
 
+    compile_ = commands.add_parser("compile", help="optimize a program's instructions and demos with a DSPy optimizer, "
+                                   "track it in MLflow, save it as JSON")
+    compile_.add_argument("--dataset", required=True, help="financebench, hotpotqa, tatqa, or jsonl (your own)")
+    compile_.add_argument("--data", required=True, help="the dataset's folder (or the JSONL file for jsonl)")
+    compile_.add_argument("--optimizer", required=True,
+                          choices=["bootstrap", "random-search", "mipro", "gepa", "simba"])
+    compile_.add_argument("--index", help="index directory (default runs/indexes/DATASET; documents are ingested)")
+    compile_.add_argument("--program", choices=["iterative", "oneshot", "react"], default="iterative")
+    compile_.add_argument("--lm", help="the program's LM: LiteLLM model string, or 'local' (default; env FERRET_LM)")
+    compile_.add_argument("--prompt-lm", help="LM proposing instructions (mipro) and advice (simba); default --lm")
+    compile_.add_argument("--reflection-lm", help="LM reflecting on failures (gepa); default --lm")
+    compile_.add_argument("--train", type=int, help="first N questions of the train split (default all)")
+    compile_.add_argument("--val", type=int, help="first N questions of the dev split, to validate on (default all)")
+    compile_.add_argument("--budget", choices=["light", "medium", "heavy"], default="light")
+    compile_.add_argument("--out", help="compiled JSON (default runs/compiled/DATASET-PROGRAM-OPTIMIZER-TIME.json); "
+                          "gepa resumes from FILE.gepa/ when rerun with the same --out")
+    compile_.add_argument("--threads", type=int, default=1)
+    compile_.add_argument("--no-track", action="store_true", help="do not log MLflow runs")
+    compile_.add_argument("--json", action="store_true", help="end with the result as one JSON line")
+
     runs = commands.add_parser("runs", help="list and compare tracked runs (MLflow, runs/mlflow.db)")
     runs_commands = runs.add_subparsers(dest="action", required=True)
     runs_list = runs_commands.add_parser("list", help="the latest runs")
@@ -92,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"ingest": _ingest, "search": _search, "ask": _ask, "eval": _eval, "runs": _runs,
+        return {"ingest": _ingest, "search": _search, "ask": _ask, "eval": _eval, "compile": _compile, "runs": _runs,
                 "bench": _bench}[args.command](args)
     except (ValueError, FileNotFoundError) as error:
         print(f"ferret: error: {error}", file=sys.stderr)
@@ -194,6 +214,24 @@ def _eval(args) -> int:
     return 0
 
 
+def _compile(args) -> int:
+    from optimizers.compile import compile_program
+
+    try:
+        result = compile_program(args.dataset, args.data, args.optimizer, args.index, args.program, args.lm,
+                                 args.prompt_lm, args.reflection_lm, args.train, args.val, args.budget, args.out,
+                                 args.threads, track=not args.no_track, progress=sys.stderr.isatty())
+    except KeyboardInterrupt as interrupt:  # the run is marked KILLED
+        print(f"ferret: {interrupt or 'compile interrupted'}", file=sys.stderr)
+        return 130
+    print("\n".join(f"{key:<24} {value}" for key, value in result.items()))
+    if result["before_run_id"]:
+        print(f"uncompiled vs compiled: ferret runs compare {result['before_run_id']} {result['after_run_id']}")
+    if args.json:
+        print(json.dumps(result))
+    return 0
+
+
 def _runs(args) -> int:
     from optimizers.tracking import plot_runs, recent_runs, run_summaries, side_by_side
 
@@ -201,7 +239,8 @@ def _runs(args) -> int:
         for run in recent_runs(args.experiment, args.limit):
             params, metrics = run["params"], run["metrics"]
             shown = " ".join(f"{k}={metrics[k]:.3g}" for k in ("accuracy", "n", "avg_seconds") if k in metrics)
-            print(f"{run['run_id']}  {run['experiment']:<12} {run['name'] or '':<20} {params.get('lm', '')}  {shown}")
+            print(f"{run['run_id']}  {run['experiment']:<12} {run['name'] or '':<20} {run['status']:<8} "
+                  f"{params.get('lm', '')}  {shown}")
         return 0
     summaries = run_summaries(args.run_ids)
     if args.plot:

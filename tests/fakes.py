@@ -2,6 +2,7 @@
 fields from a script, through the real adapters (so parsing, typing and errors are exercised)."""
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import threading
@@ -26,8 +27,16 @@ STEP_FIELDS = {
     "rerank": {"ranking"},
     "answer": {"answer"},
     "judge": {"correct"},
+    # the optimizers' own signatures: MIPROv2's proposer, GEPA's reflection, SIMBA's advice
+    "propose": {"proposed_instruction"},
+    "describe_program": {"program_description"},
+    "describe_module": {"module_description"},
+    "observe": {"observations"},
+    "summarize_data": {"summary"},
+    "reflect": {"new_instruction"},
+    "advise": {"module_advice"},
 }
-DEFAULTS: dict[str, dict] = {
+DEFAULTS: dict[str, Reply] = {
     "route": {"decision": {"intent": "lookup", "route": "hybrid"}},
     "act": {"next_thought": "I have what I need.", "next_tool_name": "finish", "next_tool_args": {}},
     "extract": {"findings": [], "sections_searched": [], "failure_reason": "not found"},
@@ -37,15 +46,23 @@ DEFAULTS: dict[str, dict] = {
     "plan": {"subqueries": []},
     "rerank": {"ranking": []},
     "judge": {"correct": False, "reason": "scripted"},
+    "propose": {"proposed_instruction": "Answer from the evidence."},
+    "describe_program": {"program_description": "Answers questions over documents."},
+    "describe_module": {"module_description": "One step of the program."},
+    "observe": {"observations": "Questions about figures in documents."},
+    "summarize_data": {"summary": "Questions about figures in documents."},
+    "reflect": lambda inputs: {"new_instruction": inputs["current_instruction"]},
+    "advise": {"discussion": "scripted", "module_advice": {}},
 }
 
-Reply = dict | str | Callable[[dict[str, str]], "dict | str"]
+Reply = dict | str | Callable[..., "dict | str"]
 
 
 class ScriptedEngine:
     """Answers each call from `script[step]`: a list consumed in order (its last entry repeats), each
     entry a dict of output fields, a raw string (to simulate malformed output), or a callable of the
-    call's inputs. Steps without a script get a harmless default. Every call is recorded."""
+    call's inputs (and, if it takes a second argument, of the whole prompt: system message, demos and
+    inputs). Steps without a script get a harmless default. Every call is recorded."""
 
     supports_response_schema = True
     supported_params = frozenset({"temperature", "max_tokens", "response_format"})
@@ -65,7 +82,8 @@ class ScriptedEngine:
             queue = self.script.get(step)
             reply = (queue.pop(0) if len(queue) > 1 else queue[0]) if queue else DEFAULTS.get(step, {})
         if callable(reply):
-            reply = reply(inputs)
+            prompt = "\n\n".join([system, *(message.text or "" for message in request.messages)])
+            reply = reply(inputs, prompt) if len(inspect.signature(reply).parameters) > 1 else reply(inputs)
         if isinstance(reply, dict):
             reply = json.dumps({"reasoning": "scripted", **reply} if "reasoning" in outputs else reply)
         return Response(id="scripted", model=request.model, message=Message.assistant([TextPart(reply)]),

@@ -1,0 +1,291 @@
+"""`ferret compile`: optimize every predictor of a program (instructions and demos) with a DSPy
+optimizer on a dataset's train split, score it before and after on the dev split, and save it as JSON
+state that `ferret ask|eval --compiled FILE` and `IterativeRetriever(corpus).load(FILE)` read.
+
+Budgets (`BUDGETS`) set each optimizer's own knobs (demos are per predictor, bootstrapped + labeled):
+
+| optimizer     | light                          | medium                 | heavy                       |
+|---------------|--------------------------------|------------------------|-----------------------------|
+| bootstrap     | 2 + 2 demos                    | 4 + 4                  | 8 + 8, 2 tries per example  |
+| random-search | 4 demo sets + 3 baselines, 2+2 | 8 sets, 4 + 4          | 16 sets, 8 + 8              |
+| mipro         | MIPROv2 auto=light, 2 + 2      | auto=medium, 4 + 4     | auto=heavy, 4 + 4           |
+| gepa          | GEPA auto=light                | auto=medium            | auto=heavy                  |
+| simba         | 4 steps x 8 questions, 4 cand. | 8 x 16, 6 candidates   | 16 x 32, 8 candidates       |
+
+SIMBA's batch is capped at the train size. MIPROv2's and GEPA's auto budgets grow with the number of
+predictors: on the iterative program (seven) with 20 dev questions, "light" is 72 MIPROv2 trials (about
+1,500 program runs) and about 2,900 GEPA metric calls.
+
+Scores are answer accuracy (`answer_correct`); GEPA's metric also says in words what was wrong
+(`feedback_metric`). The optimizers' LM calls go through DSPy's response cache (the embedded model's
+too) and every optimizer is seeded, so rerunning an interrupted compile with the same arguments replays
+the calls already made; GEPA also checkpoints its search beside the output (`FILE.gepa/`) and resumes
+from it when run again with the same `--out`. Ctrl-C saves the best program evaluated so far on the
+whole validation set (else the uncompiled one) to the output and marks the MLflow run KILLED.
+
+Tracked, a compile is one MLflow run (tag kind=compile) with the optimizer settings, data sizes,
+score_before/score_after and the compiled JSON; its children are the before and after evaluations (full
+`ferret eval` runs, for `ferret runs compare`) and the candidate evaluations DSPy's autolog records.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import dspy
+import mlflow
+from dspy.utils.callback import BaseCallback
+
+from corpus.tools import Corpus
+from optimizers.datasets import load_dataset, split
+from optimizers.evaluate import default_index, evaluate, prepare_index
+from optimizers.metrics import answer_correct, feedback_metric
+from optimizers.tracking import git_commit, runs_dir, use_experiment
+from programs import make_program
+from programs.lm import answering, make_lm
+
+BUDGETS: dict[str, dict[str, dict]] = {
+    "bootstrap": {"light": {"max_bootstrapped_demos": 2, "max_labeled_demos": 2},
+                  "medium": {"max_bootstrapped_demos": 4, "max_labeled_demos": 4},
+                  "heavy": {"max_bootstrapped_demos": 8, "max_labeled_demos": 8, "max_rounds": 2}},
+    "random-search": {"light": {"num_candidate_programs": 4, "max_bootstrapped_demos": 2, "max_labeled_demos": 2},
+                      "medium": {"num_candidate_programs": 8, "max_bootstrapped_demos": 4, "max_labeled_demos": 4},
+                      "heavy": {"num_candidate_programs": 16, "max_bootstrapped_demos": 8, "max_labeled_demos": 8}},
+    "mipro": {"light": {"auto": "light", "max_bootstrapped_demos": 2, "max_labeled_demos": 2},
+              "medium": {"auto": "medium", "max_bootstrapped_demos": 4, "max_labeled_demos": 4},
+              "heavy": {"auto": "heavy", "max_bootstrapped_demos": 4, "max_labeled_demos": 4}},
+    "gepa": {"light": {"auto": "light"}, "medium": {"auto": "medium"}, "heavy": {"auto": "heavy"}},
+    "simba": {"light": {"max_steps": 4, "bsize": 8, "num_candidates": 4, "max_demos": 2},
+              "medium": {"max_steps": 8, "bsize": 16, "num_candidates": 6, "max_demos": 4},
+              "heavy": {"max_steps": 16, "bsize": 32, "num_candidates": 8, "max_demos": 4}},
+}
+MIPRO_COMPILE_SETTINGS = ("num_trials", "minibatch")  # MIPROv2 takes these in compile(), not its constructor
+
+
+@dataclass
+class Job:
+    """What an optimizer works on: the uncompiled program, the data, its settings and LMs."""
+
+    student: dspy.Module
+    trainset: list[dspy.Example]
+    valset: list[dspy.Example]
+    settings: dict
+    task_lm: dspy.LM
+    prompt_lm: dspy.LM
+    reflection_lm: dspy.LM
+    threads: int
+    checkpoint: Path
+
+
+def _bootstrap(job: Job) -> dspy.Module:
+    return dspy.BootstrapFewShot(metric=answer_correct, **job.settings).compile(job.student, trainset=job.trainset)
+
+
+def _random_search(job: Job) -> dspy.Module:
+    optimizer = dspy.BootstrapFewShotWithRandomSearch(metric=answer_correct, num_threads=job.threads, **job.settings)
+    return optimizer.compile(job.student, trainset=job.trainset, valset=job.valset)
+
+
+def _mipro(job: Job) -> dspy.Module:
+    settings = dict(job.settings)
+    run = {key: settings.pop(key) for key in MIPRO_COMPILE_SETTINGS if key in settings}
+    optimizer = dspy.MIPROv2(metric=answer_correct, task_model=job.task_lm, prompt_model=job.prompt_lm,
+                             num_threads=job.threads, **settings)
+    return optimizer.compile(job.student, trainset=job.trainset, valset=job.valset, **run)
+
+
+def _gepa(job: Job) -> dspy.Module:
+    optimizer = dspy.GEPA(metric=feedback_metric, reflection_lm=job.reflection_lm, num_threads=job.threads,
+                          log_dir=str(job.checkpoint), **job.settings)
+    return optimizer.compile(job.student, trainset=job.trainset, valset=job.valset)
+
+
+def _simba(job: Job) -> dspy.Module:
+    settings = {**job.settings, "bsize": min(job.settings["bsize"], len(job.trainset))}
+    optimizer = dspy.SIMBA(metric=answer_correct, prompt_model=job.prompt_lm, num_threads=job.threads, **settings)
+    return optimizer.compile(job.student, trainset=job.trainset)
+
+
+OPTIMIZERS: dict[str, Callable[[Job], dspy.Module]] = {
+    "bootstrap": _bootstrap, "random-search": _random_search, "mipro": _mipro, "gepa": _gepa, "simba": _simba}
+
+
+def compile_program(dataset: str, data: str | Path, optimizer: str, index: str | Path | None = None,
+                    program: str = "iterative", lm: str | None = None, prompt_lm: str | None = None,
+                    reflection_lm: str | None = None, train: int | None = None, val: int | None = None,
+                    budget: str = "light", out: str | Path | None = None, threads: int = 1, track: bool = True,
+                    progress: bool = False) -> dict:
+    """Compile `program` with `optimizer` on the first `train` train questions, validated on the first
+    `val` dev questions; save it to `out` (default runs/compiled/DATASET-PROGRAM-OPTIMIZER-TIME.json) and
+    return the scores before and after, the path, the MLflow run id and the seconds taken."""
+    started = time.perf_counter()
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}; optimizers: {', '.join(OPTIMIZERS)}")
+    if budget not in BUDGETS[optimizer]:
+        raise ValueError(f"unknown budget {budget!r}; budgets: {', '.join(BUDGETS[optimizer])}")
+    trainset, valset, files = _examples(dataset, data, train, val)
+    index = Path(index) if index else default_index(dataset)
+    prepare_index(files, index)
+    out = Path(out) if out else default_out(dataset, program, optimizer)
+    task_lm = make_lm(lm, cache=True)
+    job = Job(student=make_program(program, Corpus(index)), trainset=trainset, valset=valset,
+              settings=BUDGETS[optimizer][budget], task_lm=task_lm,
+              prompt_lm=make_lm(prompt_lm, cache=True) if prompt_lm else task_lm,
+              reflection_lm=make_lm(reflection_lm, cache=True) if reflection_lm else task_lm,
+              threads=threads, checkpoint=out.with_suffix(".gepa"))
+    params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "optimizer": optimizer,
+              "budget": budget, "train_n": len(trainset), "val_n": len(valset), "lm": task_lm.model,
+              "prompt_lm": job.prompt_lm.model, "reflection_lm": job.reflection_lm.model, "threads": threads,
+              "out": str(out), "git_commit": git_commit(),
+              **{f"{optimizer}.{key}": value for key, value in job.settings.items()}}
+
+    def score(compiled: Path | None) -> dict:
+        return evaluate(dataset, data, index, program, lm, compiled, "dev", val, threads, progress=progress,
+                        track=track)
+
+    with _parent_run(params, track, out) as parent:
+        before = score(None)
+        if parent is not None:
+            mlflow.log_metric("score_before", before["accuracy"])
+        _optimize(optimizer, job, out, track)
+        after = score(out)
+        if parent is not None:
+            mlflow.log_metric("score_after", after["accuracy"])
+            mlflow.log_artifact(str(out))
+    return {"optimizer": optimizer, "dataset": dataset, "program": program, "budget": budget, "lm": task_lm.model,
+            "train_n": len(trainset), "val_n": len(valset), "score_before": before["accuracy"],
+            "score_after": after["accuracy"], "compiled_path": str(out),
+            "mlflow_run_id": parent.info.run_id if parent else None,
+            "before_run_id": before.get("mlflow_run_id"), "after_run_id": after.get("mlflow_run_id"),
+            "seconds": round(time.perf_counter() - started, 2)}
+
+
+def _examples(dataset: str, data: str | Path, train: int | None,
+              val: int | None) -> tuple[list[dspy.Example], list[dspy.Example], list[Path]]:
+    """The first `train` train and `val` dev examples, whose inputs are what the programs take: the
+    question, and its document when the dataset names one."""
+    examples, files = load_dataset(dataset, data)
+    if not any(str(example.answer).strip() for example in examples):
+        raise ValueError(f"{dataset} has no gold answers: it is retrieval-only and cannot be compiled against")
+    examples = [example.with_inputs("question", "doc_id") if example.get("doc_id") else example
+                for example in examples]
+    trainset, valset = split(examples, "train")[:train], split(examples, "dev")[:val]
+    if not trainset or not valset:
+        raise ValueError(f"{dataset} needs questions in both its train and dev splits "
+                         f"(has {len(trainset)} train, {len(valset)} dev)")
+    return trainset, valset, files
+
+
+def default_out(dataset: str, program: str, optimizer: str) -> Path:
+    return runs_dir() / "compiled" / f"{dataset}-{program}-{optimizer}-{datetime.now():%Y%m%d-%H%M%S}.json"
+
+
+@contextmanager
+def _parent_run(params: dict, track: bool, out: Path) -> Iterator:
+    """The compile's MLflow run (None when not tracked), in the dataset's experiment; Ctrl-C ends it
+    and the runs open inside it as KILLED."""
+    if not track:
+        yield None
+        return
+    use_experiment(params["dataset"])
+    with mlflow.start_run(run_name=f"{params['program']}-{params['optimizer']}") as run:
+        mlflow.set_tag("kind", "compile")
+        mlflow.log_params(params)
+        try:
+            yield run
+        except KeyboardInterrupt:
+            _end_interrupted(run.info.run_id, out)
+            raise
+
+
+def _optimize(optimizer: str, job: Job, out: Path, track: bool) -> None:
+    """Run the optimizer and save what it returns to `out`. On Ctrl-C save the best candidate so far
+    (else the uncompiled program) and raise CompileInterrupted."""
+    best = _BestCandidate(job.valset)
+    try:
+        with _candidate_runs(track), answering(job.task_lm), dspy.context(callbacks=[*dspy.settings.callbacks, best]):
+            compiled = OPTIMIZERS[optimizer](job)
+    except KeyboardInterrupt as interrupt:
+        if best.state is not None:
+            job.student.load_state(best.state)
+        save_program(job.student, out)
+        raise CompileInterrupted(out) from interrupt
+    save_program(compiled, out)
+
+
+class CompileInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a compile; `path` holds the best program so far."""
+
+    def __init__(self, path: Path):
+        super().__init__(f"compile interrupted: the best program so far is saved at {path}")
+        self.path = path
+
+
+@contextmanager
+def _candidate_runs(track: bool) -> Iterator[None]:
+    """While compiling, DSPy's MLflow autolog records the optimizer's settings and each candidate
+    evaluation as a child run; afterwards autolog is back to what `ferret eval` uses."""
+    if not track:
+        yield
+        return
+    mlflow.dspy.autolog(log_compiles=True, log_evals=True, silent=True)
+    try:
+        yield
+    finally:
+        mlflow.dspy.autolog(silent=True)
+
+
+class _BestCandidate(BaseCallback):
+    """Keeps the state of the best-scoring program among the optimizer's evaluations on the whole
+    validation set (random search's candidates, MIPROv2's full evaluations, GEPA's)."""
+
+    def __init__(self, valset: list[dspy.Example]):
+        self.ids = sorted(str(example.id) for example in valset)
+        self.score: float | None = None
+        self.state: dict | None = None
+        self._programs: dict[str, dspy.Module] = {}
+        self._lock = threading.Lock()
+
+    def on_evaluate_start(self, call_id, instance, inputs):
+        devset = inputs.get("devset") or instance.devset or []
+        if sorted(str(example.get("id")) for example in devset) == self.ids:
+            self._programs[call_id] = inputs["program"]
+
+    def on_evaluate_end(self, call_id, outputs, exception=None):
+        program = self._programs.pop(call_id, None)
+        if program is None or exception is not None:
+            return
+        with self._lock:
+            if self.score is None or outputs.score > self.score:
+                self.score, self.state = outputs.score, program.dump_state()
+
+
+def save_program(module: dspy.Module, path: Path) -> None:
+    """Write the program's JSON state to `path` atomically (a temporary file renamed into place)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".json")
+    os.close(handle)
+    try:
+        module.save(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _end_interrupted(parent_id: str, out: Path) -> None:
+    """End the runs still open inside the compile's run, then that run, as KILLED, with the program
+    saved at the interruption attached."""
+    while (active := mlflow.active_run()) is not None and active.info.run_id != parent_id:
+        mlflow.end_run("KILLED")
+    mlflow.set_tag("interrupted", "KeyboardInterrupt")
+    if out.exists():
+        mlflow.log_artifact(str(out))
+    mlflow.end_run("KILLED")

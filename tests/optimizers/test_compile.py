@@ -1,0 +1,195 @@
+"""`ferret compile` with the scripted LM: each optimizer compiles the whole iterative module on a few
+questions, the saved JSON reloads to the same state and answers through `ferret ask --compiled`, the
+MLflow run holds the scores and the candidates, and Ctrl-C leaves the best program so far and a
+KILLED run.
+
+The scripted Synthesis answers every question once it is taught (a demo in its prompt, or LESSON in its
+instructions); untaught, only questions about total revenue. So the uncompiled program gets one dev
+question of three right, and a program an optimizer taught gets all three."""
+from __future__ import annotations
+
+import json
+
+import dspy
+import mlflow
+import pytest
+
+import optimizers.compile
+import optimizers.evaluate
+import programs.lm
+from optimizers.compile import compile_program
+from optimizers.tracking import tracking_uri
+from programs.cli import main
+from programs.iterative import IterativeRetriever
+from tests.fakes import scripted_lm
+
+LESSON = "Answer with the value of the finding, as printed."
+# id (its split, by a hash of the id), question, gold answer, document, the document's line that holds it
+QUESTIONS = [
+    ("q1", "What was total revenue in 2023?", "3,650", "report", "Total revenue  3,650  3,150"),  # dev
+    ("q2", "What was Consumer segment revenue in 2022?", "1,100", "report", "Consumer  1,250  1,100"),  # dev
+    ("q6", "How much did the valve caps cost?", "12.00", "inv1", "Valve caps  4  12.00"),  # dev
+    ("q3", "What was total revenue in 2022?", "3,150", "report", "Total revenue  3,650  3,150"),  # train
+    ("q4", "What was Enterprise segment revenue in 2023?", "2,400", "report", "Enterprise  2,400  2,050"),  # train
+    ("q5", "How much did the all-season tires cost?", "480.00", "inv1", "All-season tires  4  480.00"),  # train
+    ("q8", "How much did the winter tires cost?", "260.00", "inv2", "Winter tires  2  260.00"),  # test
+]
+BY_QUESTION = {question: (gold, doc_id, line) for _, question, gold, doc_id, line in QUESTIONS}
+ACCEPT = {"answered": True, "valid_findings": [1], "resolved_subqueries": [], "reason": "it is the value asked"}
+FAIL = {"status": "fail", "answer": "", "sources": [], "confidence": 0.1, "need": "", "need_reason": "unsure",
+        "clarification": ""}
+# Tiny settings: a handful of program runs each, so the five optimizers compile in seconds.
+TINY = {
+    "bootstrap": {"max_bootstrapped_demos": 1, "max_labeled_demos": 1},
+    "random-search": {"num_candidate_programs": 1, "max_bootstrapped_demos": 1, "max_labeled_demos": 1},
+    "mipro": {"auto": None, "num_candidates": 2, "num_trials": 3, "minibatch": False, "max_bootstrapped_demos": 1,
+              "max_labeled_demos": 1},
+    "gepa": {"max_metric_calls": 16, "reflection_minibatch_size": 2, "component_selector": "all", "use_merge": False},
+    "simba": {"max_steps": 1, "bsize": 3, "num_candidates": 2, "max_demos": 1},
+}
+
+
+def taught(prompt: str) -> bool:
+    """LESSON in the instructions, or a demo: the question header shows up beyond the system message's
+    format description and the question itself."""
+    return LESSON in prompt or prompt.count("[[ ## question ## ]]") > 2
+
+
+def extract(inputs):
+    gold, doc_id, line = BY_QUESTION[inputs["question"]]
+    finding = {"label": line.split("  ")[0], "value": gold, "doc_id": doc_id, "page": 1, "context": line}
+    return {"findings": [finding], "sections_searched": [], "failure_reason": ""}
+
+
+def synthesize(inputs, prompt):
+    gold = BY_QUESTION[inputs["question"]][0]
+    if not (taught(prompt) or "total revenue" in inputs["question"]):
+        return FAIL
+    return {**FAIL, "status": "answer", "answer": f"It was {gold}.", "sources": [1], "confidence": 0.9,
+            "need_reason": ""}
+
+
+SCRIPT = {"extract": extract, "evaluate": ACCEPT, "synthesize": synthesize,
+          "propose": {"proposed_instruction": LESSON},  # MIPROv2
+          "reflect": lambda inputs: {"new_instruction": f"{inputs['current_instruction']}\n\n{LESSON}"}}  # GEPA
+
+
+@pytest.fixture
+def scripted(tmp_path, monkeypatch, small_corpus):
+    monkeypatch.setenv("FERRET_RUNS", str(tmp_path / "runs"))
+    lm, engine = scripted_lm(SCRIPT)
+    monkeypatch.setattr(optimizers.compile, "make_lm", lambda spec=None, **options: lm)
+    monkeypatch.setattr(optimizers.evaluate, "make_lm", lambda spec=None: lm)
+    monkeypatch.setattr(optimizers.compile, "BUDGETS", {name: {"light": settings} for name, settings in TINY.items()})
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text("".join(json.dumps({"id": id_, "question": question, "answer": gold, "doc_id": doc_id,
+                                      "evidence": [{"doc_id": doc_id, "page": 1}]}) + "\n"
+                          for id_, question, gold, doc_id, _ in QUESTIONS))
+    return qa, small_corpus, lm, engine
+
+
+def saved_state(path) -> dict:
+    state = json.loads(path.read_text())
+    state.pop("metadata")
+    return state
+
+
+# How each optimizer can teach Synthesis: with demos, or with an instruction its prompt or reflection LM
+# wrote (a step of its own: PROPOSES). SIMBA could also append advice to the instructions, but only where
+# samples of one question disagree, which the deterministic scripted LM never does.
+TEACHES = {"bootstrap": {"demos"}, "random-search": {"demos"}, "mipro": {"demos", "instructions"},
+           "gepa": {"instructions"}, "simba": {"demos"}}
+PROPOSES = {"mipro": "propose", "gepa": "reflect"}
+
+
+@pytest.mark.parametrize("optimizer", list(TEACHES))
+def test_each_optimizer_compiles_the_whole_module_and_the_json_reloads(scripted, tmp_path, optimizer):
+    qa, corpus, _, engine = scripted
+    out = tmp_path / f"{optimizer}.json"
+    result = compile_program("jsonl", qa, optimizer, index=corpus.store.dir, out=out, track=False)
+    assert (result["train_n"], result["val_n"]) == (3, 3) and result["compiled_path"] == str(out)
+    assert result["score_before"] == pytest.approx(1 / 3, abs=1e-3) and result["score_after"] == 1.0
+    state = saved_state(out)
+    assert set(state) == {"route", "extract.react", "extract.extract.predict", "evaluate", "synthesize.predict",
+                          "plan", "rerank"}
+    assert all(predictor["lm"] is None for predictor in state.values())  # no LM in the file
+    synthesis = state["synthesize.predict"]
+    taught_by = {"demos"} if synthesis["demos"] else set()
+    taught_by |= {"instructions"} if LESSON in synthesis["signature"]["instructions"] else set()
+    assert taught_by and taught_by <= TEACHES[optimizer]
+    if optimizer in PROPOSES:
+        assert PROPOSES[optimizer] in engine.steps()
+    loaded = IterativeRetriever(corpus)
+    assert loaded.dump_state() != state
+    loaded.load(out)
+    assert loaded.dump_state() == state
+
+
+def test_ferret_compile_json_mlflow_runs_and_ask_with_the_compiled_program(scripted, capsys, monkeypatch):
+    qa, corpus, lm, _ = scripted
+    index = str(corpus.store.dir)
+    assert main(["compile", "--dataset", "jsonl", "--data", str(qa), "--index", index,
+                 "--optimizer", "random-search", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    for key in ("optimizer", "dataset", "train_n", "val_n", "score_before", "score_after", "compiled_path",
+                "mlflow_run_id", "seconds"):
+        assert key in result, key
+    assert result["optimizer"] == "random-search"
+    assert "/runs/compiled/jsonl-iterative-random-search-" in result["compiled_path"]  # the default out
+    assert (result["score_before"], result["score_after"]) == (pytest.approx(1 / 3, abs=1e-3), 1.0)
+
+    client = mlflow.MlflowClient(tracking_uri())
+    run = client.get_run(result["mlflow_run_id"])
+    assert run.info.status == "FINISHED" and run.data.tags["kind"] == "compile"
+    assert run.data.metrics["score_before"] == pytest.approx(result["score_before"])
+    assert run.data.metrics["score_after"] == pytest.approx(result["score_after"])
+    params = run.data.params
+    assert (params["optimizer"], params["budget"], params["train_n"], params["val_n"]) == ("random-search", "light",
+                                                                                          "3", "3")
+    assert params["random-search.num_candidate_programs"] == "1" and params["git_commit"]
+    assert "jsonl-iterative-random-search-" in " ".join(a.path for a in client.list_artifacts(run.info.run_id))
+    children = client.search_runs([run.info.experiment_id],
+                                  f"tags.mlflow.parentRunId = '{run.info.run_id}'")
+    evals = {child.info.run_id: child for child in children if child.data.tags.get("kind") == "eval"}
+    assert set(evals) == {result["before_run_id"], result["after_run_id"]}
+    assert evals[result["after_run_id"]].data.params["compiled"] == result["compiled_path"]
+    candidates = [child for child in children if "eval" in child.data.metrics]  # DSPy autolog: one per candidate
+    assert sorted(child.data.metrics["eval"] for child in candidates) == [pytest.approx(100 / 3, abs=0.1), 100.0,
+                                                                          100.0, 100.0]
+
+    assert main(["runs", "compare", result["before_run_id"], result["after_run_id"]]) == 0
+    accuracy = next(line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("accuracy "))
+    assert accuracy[1:] == ["0.3333", "1"]
+
+    monkeypatch.setattr(programs.lm, "make_lm", lambda spec=None: lm)
+    question = "What was Consumer segment revenue in 2022?"
+    for compiled, status in ((["--compiled", result["compiled_path"]], "answer"), ([], "fail")):
+        assert main(["ask", question, "--index", index, "--doc", "report", "--json", *compiled]) == 0
+        answer = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert answer["status"] == status and ("1,100" in answer["answer"]) == (status == "answer")
+
+
+def test_ctrl_c_saves_the_best_program_so_far_and_marks_the_run_killed(scripted, tmp_path, monkeypatch, capsys):
+    """Random search evaluates the zero-shot program, then the labeled-demos one, then bootstraps: a
+    Ctrl-C there leaves the labeled one, the best so far."""
+    qa, corpus, _, _ = scripted
+
+    def interrupted(self, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dspy.BootstrapFewShot, "_bootstrap", interrupted)
+    out = tmp_path / "interrupted.json"
+    assert main(["compile", "--dataset", "jsonl", "--data", str(qa), "--index", str(corpus.store.dir),
+                 "--optimizer", "random-search", "--out", str(out), "--json"]) == 130
+    assert f"the best program so far is saved at {out}" in capsys.readouterr().err
+    synthesis = saved_state(out)["synthesize.predict"]
+    assert synthesis["demos"] and not any(demo.get("augmented") for demo in synthesis["demos"])  # labeled demos
+    assert not list(tmp_path.glob(".interrupted-*"))  # the temporary file was renamed into place
+
+    client = mlflow.MlflowClient(tracking_uri())
+    experiment = client.get_experiment_by_name("jsonl")
+    (run,) = client.search_runs([experiment.experiment_id], "tags.kind = 'compile'")
+    assert run.info.status == "KILLED" and run.data.tags["interrupted"] == "KeyboardInterrupt"
+    assert run.data.metrics["score_before"] == pytest.approx(1 / 3, abs=1e-3) and "score_after" not in run.data.metrics
+    assert "interrupted.json" in [a.path for a in client.list_artifacts(run.info.run_id)]
+    assert not [r for r in client.search_runs([experiment.experiment_id]) if r.info.status == "RUNNING"]
