@@ -114,14 +114,14 @@ def plot_runs(summaries: list[dict], path: str | Path) -> Path:
     import matplotlib.pyplot as plt
 
     figure, (scatter, bars) = plt.subplots(1, 2, figsize=(12, 4.5))
-    labels = [f"{s['params'].get('program', '?')} · {s['params'].get('lm', '?').split('/')[-1]} · {s['run_id'][:6]}"
+    labels = [f"{s['params'].get('program', '?')} {s['run_id'][:6]}\n{s['params'].get('lm', '?').split('/')[-1][:24]}"
               for s in summaries]
     for summary, label in zip(summaries, labels):
         metrics = summary["metrics"]
         tokens = metrics.get("avg_input_tokens", 0) + metrics.get("avg_output_tokens", 0)
         scatter.scatter(tokens, metrics.get("accuracy", 0), s=60)
-        scatter.annotate(label, (tokens, metrics.get("accuracy", 0)), fontsize=8, xytext=(4, 4),
-                         textcoords="offset points")
+        scatter.annotate(label.replace("\n", " · "), (tokens, metrics.get("accuracy", 0)), fontsize=8,
+                         xytext=(4, 4), textcoords="offset points")
     scatter.set(xlabel="tokens per question (input + output)", ylabel="accuracy", ylim=(-0.05, 1.05),
                 title="accuracy against cost")
     left = [0.0] * len(summaries)
@@ -129,8 +129,9 @@ def plot_runs(summaries: list[dict], path: str | Path) -> Path:
         widths = [s["metrics"].get(count, 0) for s in summaries]
         bars.barh(labels, widths, left=left, label=count[2:])
         left = [a + b for a, b in zip(left, widths)]
+    bars.tick_params(axis="y", labelsize=8)
     bars.set(xlabel="questions", title="per-question outcome")
-    bars.legend(fontsize=8, loc="lower right")
+    bars.legend(fontsize=8, ncol=len(STATUS_COUNTS), loc="upper center", bbox_to_anchor=(0.5, -0.15))
     figure.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
