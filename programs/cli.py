@@ -46,12 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
     evaluate = commands.add_parser("eval", help="run a program over a dataset's questions, score it, track it in MLflow")
-    evaluate.add_argument("--dataset", required=True, help="financebench, hotpotqa, tatqa, scifact (retrieval only), "
-                          "or jsonl (your own)")
-    evaluate.add_argument("--data", required=True, help="the dataset's folder (or the JSONL file for jsonl)")
-    evaluate.add_argument("--index", help="index directory (default runs/indexes/DATASET; documents are ingested)")
-    evaluate.add_argument("--program", choices=["iterative", "oneshot", "react"], default="iterative")
-    evaluate.add_argument("--lm", help="LiteLLM model string, or 'local' (default; also env FERRET_LM)")
+    _dataset_options(evaluate, "financebench, hotpotqa, tatqa, scifact (retrieval only), or jsonl (your own)")
     evaluate.add_argument("--judge-lm", help="score answers with this LM as judge instead of the rule-based match")
     evaluate.add_argument("--compiled", help="a compiled program's JSON state to load")
     evaluate.add_argument("--max-iterations", type=int, help="iterative program only (default 4)")
@@ -67,13 +62,9 @@ def _parser() -> argparse.ArgumentParser:
 
     compile_ = commands.add_parser("compile", help="optimize a program's instructions and demos with a DSPy optimizer, "
                                    "track it in MLflow, save it as JSON")
-    compile_.add_argument("--dataset", required=True, help="financebench, hotpotqa, tatqa, or jsonl (your own)")
-    compile_.add_argument("--data", required=True, help="the dataset's folder (or the JSONL file for jsonl)")
+    _dataset_options(compile_, "financebench, hotpotqa, tatqa, or jsonl (your own)")
     compile_.add_argument("--optimizer", required=True,
                           choices=["bootstrap", "random-search", "mipro", "gepa", "simba"])
-    compile_.add_argument("--index", help="index directory (default runs/indexes/DATASET; documents are ingested)")
-    compile_.add_argument("--program", choices=["iterative", "oneshot", "react"], default="iterative")
-    compile_.add_argument("--lm", help="the program's LM: LiteLLM model string, or 'local' (default; env FERRET_LM)")
     compile_.add_argument("--prompt-lm", help="LM proposing instructions (mipro) and advice (simba); default --lm")
     compile_.add_argument("--reflection-lm", help="LM reflecting on failures (gepa); default --lm")
     compile_.add_argument("--train", type=int, help="first N questions of the train split (default all)")
@@ -107,6 +98,15 @@ def _parser() -> argparse.ArgumentParser:
     bench_search.add_argument("--n", type=int, default=200, help="calls per tool")
     bench_search.add_argument("--json", action="store_true")
     return parser
+
+
+def _dataset_options(parser: argparse.ArgumentParser, datasets: str) -> None:
+    """The options `eval` and `compile` share: the dataset, its index, the program and its LM."""
+    parser.add_argument("--dataset", required=True, help=datasets)
+    parser.add_argument("--data", required=True, help="the dataset's folder (or the JSONL file for jsonl)")
+    parser.add_argument("--index", help="index directory (default runs/indexes/DATASET; documents are ingested)")
+    parser.add_argument("--program", choices=["iterative", "oneshot", "react"], default="iterative")
+    parser.add_argument("--lm", help="the program's LM: LiteLLM model string, or 'local' (default; env FERRET_LM)")
 
 
 def main(argv: list[str] | None = None) -> int:
