@@ -34,6 +34,10 @@ DEFAULT_N_CTX = 8192
 # A 0.5B model under a JSON grammar sometimes rambles inside a string field; at ~13 tokens/s on two
 # cores a 1024-token ramble costs 80 s. 512 bounds that; a truncated output becomes a recorded failure.
 LOCAL_MAX_TOKENS = 512
+# Bounds the grammar puts on strings and lists a schema leaves open (DSPy's own fields, such as
+# ChainOfThought's reasoning, and plain `str` outputs), so a ramble ends as valid JSON, not at the cap.
+GRAMMAR_MAX_CHARS = 400
+GRAMMAR_MAX_ITEMS = 8
 _COPY_BUFFER = 8 * 1024 * 1024
 _load_lock = threading.Lock()
 
@@ -191,10 +195,25 @@ def _grammar(response_format: dict[str, Any] | None):
     schema = response_format.get("schema")
     if schema is not None:
         try:
-            return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            return LlamaGrammar.from_json_schema(json.dumps(bounded(schema)), verbose=False)
         except Exception as exc:  # llama.cpp's converter raises bare Exceptions for unsupported keywords
             logger.warning("JSON schema not expressible as a grammar (%s); constraining to any JSON", exc)
     return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+
+
+def bounded(schema: Any) -> Any:
+    """A copy of a JSON schema whose free strings and lists carry length bounds (GRAMMAR_MAX_CHARS,
+    GRAMMAR_MAX_ITEMS) unless they have their own; enums, patterns and formats are left alone."""
+    if isinstance(schema, list):
+        return [bounded(node) for node in schema]
+    if not isinstance(schema, dict):
+        return schema
+    node = {key: bounded(value) for key, value in schema.items()}
+    if node.get("type") == "string" and not {"maxLength", "enum", "const", "pattern", "format"} & node.keys():
+        node["maxLength"] = GRAMMAR_MAX_CHARS
+    if node.get("type") == "array" and "maxItems" not in node:
+        node["maxItems"] = GRAMMAR_MAX_ITEMS
+    return node
 
 
 def _sampling(request: Request) -> dict[str, Any]:

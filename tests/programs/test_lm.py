@@ -13,10 +13,14 @@ from dspy.lm15 import Config, Message, Request
 
 from programs import lm as lmmod
 from programs.lm import (
+    LOCAL_MAX_TOKENS,
     LOCAL_MODEL,
     LlamaCppEngine,
     ModelWeightsError,
+    GRAMMAR_MAX_CHARS,
+    GRAMMAR_MAX_ITEMS,
     assemble,
+    bounded,
     cache_dir,
     locate_chunks,
     make_lm,
@@ -180,6 +184,34 @@ def test_json_schema_constrains_decoding(local_lm):
     response = local_lm.engine.complete(request)
     assert set(json.loads(response.text)) == {"year"}
     assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
+
+
+def test_bounded_caps_open_strings_and_lists_only():
+    schema = {"type": "object", "properties": {
+        "reasoning": {"type": "string"},
+        "label": {"type": "string", "maxLength": 20},
+        "status": {"type": "string", "enum": ["answer", "fail"]},
+        "pages": {"type": "array", "items": {"type": "integer"}},
+        "tags": {"type": "array", "maxItems": 2, "items": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}}
+    props = bounded(schema)["properties"]
+    assert props["reasoning"]["maxLength"] == GRAMMAR_MAX_CHARS
+    assert props["label"]["maxLength"] == 20
+    assert "maxLength" not in props["status"]
+    assert props["pages"]["maxItems"] == GRAMMAR_MAX_ITEMS
+    assert props["tags"]["maxItems"] == 2
+    assert props["tags"]["items"]["anyOf"][0]["maxLength"] == GRAMMAR_MAX_CHARS
+    assert "maxLength" not in schema["properties"]["reasoning"]  # the request's schema is not changed
+
+
+def test_grammar_ends_an_open_string_as_valid_json(local_lm):
+    schema = {"type": "object", "properties": {"story": {"type": "string"}}, "required": ["story"],
+              "additionalProperties": False}
+    request = Request(model=LOCAL_MODEL, messages=(Message.user("Write a very long story about a ferret."),),
+                      config=Config(max_tokens=LOCAL_MAX_TOKENS, temperature=0.0,
+                                    response_format={"type": "json_schema", "schema": schema}))
+    response = local_lm.engine.complete(request)
+    assert len(json.loads(response.text)["story"]) <= GRAMMAR_MAX_CHARS
+    assert response.finish_reason == "stop"
 
 
 def test_chat_adapter_call_is_unconstrained(local_lm, monkeypatch):
