@@ -32,6 +32,7 @@ from corpus.segments import segment_document
 from corpus.store import Store
 
 SUPPORTED_SUFFIXES = {".pdf"} | TEXT_SUFFIXES | JSON_SUFFIXES
+BUCKET_METADATA = "metadata.jsonl"  # a folder holding this file is a bucket (see ingest_bucket_folder)
 MIN_PAGES_PER_TASK = 16
 _BUCKET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _METADATA_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
@@ -107,7 +108,8 @@ def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "defaul
     metadata = load_metadata(metadata_file) if metadata_file else {}
     report = IngestReport()
     clock = time.perf_counter()
-    files = _expand(paths, report)
+    files = [path for path in _expand(paths, report)  # the metadata file is not a document
+             if metadata_file is None or path.resolve() != Path(metadata_file).resolve()]
     store = Store(index_dir, create=True)
     try:
         spec = _embedder_spec(store, embedder)
@@ -160,6 +162,16 @@ def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "defaul
     finally:
         store.close()
     return report
+
+
+def is_bucket_folder(path: str | Path) -> bool:
+    return Path(path).is_dir() and (Path(path) / BUCKET_METADATA).is_file()
+
+
+def ingest_bucket_folder(folder: str | Path, index_dir: str | Path, **options) -> IngestReport:
+    """Ingest a folder as the bucket named after it, with the per-file metadata of its metadata.jsonl."""
+    folder = Path(folder)
+    return ingest([folder], index_dir, bucket=folder.name, metadata_file=folder / BUCKET_METADATA, **options)
 
 
 def _expand(paths: list[str | Path], report: IngestReport) -> list[Path]:

@@ -320,7 +320,7 @@ class Corpus:
         """
         if op not in AGGREGATE_OPS:
             raise ValueError(f"unknown op {op!r}; allowed: {', '.join(AGGREGATE_OPS)}")
-        matches = self._annotations(label_query, filters, bucket, doc_id, with_metadata=True, precise=True)
+        matches = self.annotation_rows(label_query, filters, bucket, doc_id)
         groups: dict[str, list[float]] = defaultdict(list)
         skipped = 0
         for match in matches:
@@ -341,17 +341,14 @@ class Corpus:
     def export_annotations_csv(self, label_query: str, path: str, filters: dict | str | None = None,
                                bucket: str | None = None, doc_id: str | None = None) -> dict:
         """Write every annotation matching `label_query` (with filters) to a CSV file; returns path and rows."""
-        matches = self._annotations(label_query, filters, bucket, doc_id, precise=True)
-        keys = list(dict.fromkeys(key for match in matches for key in match["fields"]))
-        columns = ["doc_id", "file", "page", "section", "kind", "label", "value", "unit", "value_text", *keys]
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(columns)
-            for match in matches:
-                writer.writerow([match[c] for c in columns[:9]] + [match["fields"].get(key, "") for key in keys])
-        return {"path": str(target), "rows": len(matches), "columns": columns}
+        return write_annotations_csv(self.annotation_rows(label_query, filters, bucket, doc_id), path)
+
+    def annotation_rows(self, label_query: str, filters: dict | str | None = None, bucket: str | None = None,
+                        doc_id: str | None = None) -> list[dict]:
+        """Every annotation that annotations_aggregate and export_annotations_csv cover for the same
+        arguments (labels matched lexically when any match so; by meaning otherwise), as
+        annotations_search returns them, with each row's numbers by column and its document's metadata."""
+        return self._annotations(label_query, filters, bucket, doc_id, with_metadata=True, precise=True)
 
     def _annotations(self, label_query: str, filters, bucket, doc_id, with_metadata: bool = False,
                      precise: bool = False) -> list[dict]:
@@ -402,6 +399,21 @@ class Corpus:
                 extra += [word for word in self.label_words if word[0] == token[0] and len(word) > len(token)
                           and _is_subsequence(token, word)]
         return " ".join([query, *extra])
+
+
+def write_annotations_csv(rows: list[dict], path: str | Path) -> dict:
+    """Annotations (as annotations_search returns them) as a CSV file, one column per table column;
+    returns path, rows and columns."""
+    keys = list(dict.fromkeys(key for row in rows for key in row["fields"]))
+    columns = ["doc_id", "file", "page", "section", "kind", "label", "value", "unit", "value_text", *keys]
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([row[c] for c in columns[:9]] + [row["fields"].get(key, "") for key in keys])
+    return {"path": str(target), "rows": len(rows), "columns": columns}
 
 
 def _is_subsequence(short: str, word: str) -> bool:

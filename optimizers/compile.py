@@ -44,8 +44,8 @@ import mlflow
 from dspy.utils.callback import BaseCallback
 
 from corpus.tools import Corpus
-from optimizers.datasets import load_dataset, split
-from optimizers.evaluate import default_index, evaluate, prepare_index
+from optimizers.datasets import load_dataset, prepare_index, split
+from optimizers.evaluate import default_index, evaluate
 from optimizers.metrics import answer_correct, feedback_metric
 from optimizers.tracking import git_commit, runs_dir, use_experiment
 from programs import make_program

@@ -26,6 +26,9 @@ from typing import Any
 import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from corpus.ingest import BUCKET_METADATA, ingest, ingest_bucket_folder, is_bucket_folder
+from programs.paths import cache_dir
+
 Loaded = tuple[list[dspy.Example], list[Path]]
 SPLITS = ("train", "dev", "test")
 FRACTIONS = (0.4, 0.4, 0.2)  # of each split, by a hash of the example id
@@ -100,20 +103,13 @@ def load_tatqa(data: str | Path) -> Loaded:
 SCIFACT_CLAIMS = {"validation": "claims_validation.csv", "train": "claims_train.csv"}
 
 
-def cache_dir() -> Path:
-    """Where derived files live: $FERRET_CACHE, else $XDG_CACHE_HOME/ferret, else ~/.cache/ferret."""
-    if os.environ.get("FERRET_CACHE"):
-        return Path(os.environ["FERRET_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ferret"
-
-
 def load_scifact(data: str | Path, claims: str = "validation") -> Loaded:
     """SciFact claims (question = the claim, answer = "": retrieval only; evidence = the cited abstracts).
 
     claims: "validation" (default; 300 claims, the labels BEIR uses as SciFact's test qrels) or
     "train" (809 claims). The zip's claims_test.csv has no labels and is not offered. The abstracts
     (a CSV in the zip) are written once as JSONL {"id", "title", "text"} under
-    `cache_dir()/datasets/scifact/<zip sha256>/`, and that file is what gets ingested.
+    `cache_dir("datasets")/scifact/<zip sha256>/`, and that file is what gets ingested.
     """
     if claims not in SCIFACT_CLAIMS:
         raise ValueError(f"unknown SciFact claims {claims!r}; choose {', '.join(SCIFACT_CLAIMS)}")
@@ -132,7 +128,7 @@ def load_scifact(data: str | Path, claims: str = "validation") -> Loaded:
 
 def _scifact_corpus(archive: Path) -> Path:
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
-    target = cache_dir() / "datasets" / "scifact" / digest[:16] / "scifact_corpus.jsonl"
+    target = cache_dir("datasets") / "scifact" / digest[:16] / "scifact_corpus.jsonl"
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -234,9 +230,22 @@ def load_jsonl(path: str | Path) -> Loaded:
     return examples, []
 
 
+def load_sample(data: str | Path) -> Loaded:
+    """The project's sample corpus (`data/sample`), or any folder laid out like it: `qa.jsonl` in the
+    generic JSONL format, and one subfolder per bucket holding its documents and a `metadata.jsonl`.
+    The bucket folders are the files to ingest (each as its bucket, with its metadata)."""
+    root = Path(data)
+    questions = root / "qa.jsonl"
+    _require(questions, hint="the sample folder holds qa.jsonl and one folder per bucket")
+    buckets = sorted(folder for folder in root.iterdir() if is_bucket_folder(folder))
+    if not buckets:
+        raise FileNotFoundError(f"no bucket folder (a folder with {BUCKET_METADATA}) in {root}")
+    return load_jsonl(questions)[0], buckets
+
+
 DATASETS: dict[str, Callable[[str | Path], Loaded]] = {
     "financebench": load_financebench, "hotpotqa": load_hotpotqa, "tatqa": load_tatqa,
-    "scifact": load_scifact, "jsonl": load_jsonl}
+    "scifact": load_scifact, "sample": load_sample, "jsonl": load_jsonl}
 
 
 def load_dataset(name: str, data: str | Path) -> Loaded:
@@ -246,6 +255,19 @@ def load_dataset(name: str, data: str | Path) -> Loaded:
     if not Path(data).exists():
         raise FileNotFoundError(f"{data} not found (the {name} data)")
     return DATASETS[name](data)
+
+
+def prepare_index(files: list[Path], index: Path, progress: bool = False) -> None:
+    """Ingest the dataset's files (users' own JSONL sets have none: their index must exist); a folder
+    holding a metadata.jsonl is ingested as the bucket named after it."""
+    folders = [path for path in files if is_bucket_folder(path)]
+    rest = [path for path in files if path not in folders]
+    reports = [ingest_bucket_folder(folder, index, progress=progress) for folder in folders]
+    if rest:
+        reports.append(ingest(rest, index, progress=progress))
+    for report in reports:
+        if report.errors and not report.ingested:
+            raise ValueError(f"nothing could be ingested into {index}: {report.errors[0]}")
 
 
 # --- splits --------------------------------------------------------------------------------------

@@ -20,9 +20,8 @@ from pathlib import Path
 import dspy
 from tqdm import tqdm
 
-from corpus.ingest import ingest
 from corpus.tools import Corpus
-from optimizers.datasets import load_dataset, split
+from optimizers.datasets import load_dataset, prepare_index, split
 from optimizers.metrics import METRICS, make_judge_metric
 from optimizers.retrieval import evaluate_recall
 from optimizers.tracking import STATUS_COUNTS, git_commit, metric_name, plot_runs, recent_runs, run_summaries, runs_dir, use_experiment
@@ -76,14 +75,6 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
     if not track:
         return {**{key: params[key] for key in RUN_KEYS}, **summarize(run_all())}
     return _tracked(params, chosen, module, run_all)
-
-
-def prepare_index(files: list[Path], index: Path) -> None:
-    """Ingest the dataset's files (users' own JSONL sets have none: their index must exist)."""
-    if files:
-        report = ingest(files, index)
-        if report.errors and not (report.ingested or report.unchanged):
-            raise ValueError(f"nothing could be ingested into {index}: {report.errors[0]}")
 
 
 def run_questions(module: dspy.Module, lm: dspy.LM, examples: list[dspy.Example],

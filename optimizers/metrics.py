@@ -1,8 +1,11 @@
 """Evaluation metrics: DSPy-optimizer-compatible functions `(example, pred, trace=None) -> float`.
 
 Answer metrics score 0.0 unless the program answered (status "answer", non-empty answer): a refusal,
-a request for input or a failure is wrong. `answer_correct` decides by the kind of gold, and a TAT-QA
-list gold needs every item matched:
+a request for input or a failure is wrong. The exception is a question labelled with an
+`expected_status` other than "answer" (the sample set's absent and ambiguous questions): it is answered
+correctly by ending in that status ("fail", "clarify"). `answer_correct` decides by the kind of gold,
+and a list gold (TAT-QA, the sample set's enumerations) needs every item matched, each item as a
+phrase anywhere in the answer, however long:
 
 - Numeric gold (one number: "$1577.00", "(3.2)%", 24.26, "150 million"): some number in the answer,
   rounded to the gold's printed decimals, equals it ("0.664" matches "0.66"; "24.3" and "$1.58 billion"
@@ -85,13 +88,13 @@ def _number_found(value: Value, item: str, answer: str) -> bool:
     return False
 
 
-def _text_found(item: str, answer: str) -> bool:
+def _text_found(item: str, answer: str, in_list: bool = False) -> bool:
     gold, said = normalize(item), normalize(answer)
     if not gold:
         return False
     if gold.split()[:1] in (["yes"], ["no"]):
         return next((word for word in said.split() if word in ("yes", "no")), None) == gold.split()[0]
-    if gold == said or (len(said.split()) <= SHORT_ANSWER and f" {gold} " in f" {said} "):
+    if gold == said or ((in_list or len(said.split()) <= SHORT_ANSWER) and f" {gold} " in f" {said} "):
         return True
     if len(gold.split()) <= SENTENCE_GOLD:
         return False
@@ -108,16 +111,20 @@ def _not_years(text: str) -> list[float]:
 
 def _missed(example: dspy.Example, answer: str) -> list[str]:
     """The gold items the answer does not match."""
-    missed = []
-    for item in _gold_items(example):
+    missed, items = [], _gold_items(example)
+    for item in items:
         value = _gold_value(item, example)
-        if not (_number_found(value, item, answer) if value is not None else _text_found(item, answer)):
+        if not (_number_found(value, item, answer) if value is not None else _text_found(item, answer, len(items) > 1)):
             missed.append(item)
     return missed
 
 
 def answer_correct(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
-    """1.0 when the program answered and the answer matches every gold item (rules in the module doc)."""
+    """1.0 when the program answered and the answer matches every gold item, or when it ended in the
+    question's `expected_status` other than "answer" (rules in the module doc)."""
+    expected = example.get("expected_status") or "answer"
+    if expected != "answer":
+        return float(pred.get("status") == expected)
     answer = _answer(pred)
     return float(bool(answer) and not _missed(example, answer))
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from corpus.ingest import ingest
 from corpus.tools import Corpus
-from optimizers.datasets import DATASETS, load_dataset
+from optimizers.datasets import DATASETS, load_dataset, prepare_index
 
 MODES = ("text", "semantic", "hybrid")
 NDCG_AT, DEEP_AT = 10, 100
@@ -77,7 +76,7 @@ def evaluate_recall(dataset: str, data: str | Path, index_dir: str | Path, k: in
     if query_from == "evidence" and not all(example.evidence[0].get("text") for example in examples):
         raise ValueError(f"query_from='evidence' needs evidence text, which {dataset} examples lack")
     if files:
-        ingest(files, index_dir)
+        prepare_index(files, Path(index_dir))
     elif not Path(index_dir).exists():
         raise FileNotFoundError(f"index {index_dir} not found (ingest the {dataset} documents into it first)")
     corpus = Corpus(index_dir)

@@ -6,7 +6,6 @@
 """
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,17 +13,14 @@ from pathlib import Path
 import mlflow
 from mlflow.tracking import MlflowClient
 
-REPO = Path(__file__).resolve().parents[1]
+from programs.paths import REPO, runs_dir
+
 STATUS_COUNTS = ("n_correct", "n_wrong", "n_needs", "n_clarify", "n_fail", "n_error")
 
 
 def metric_name(key: str) -> str:
     """MLflow's name for a metric: "@" is not allowed, so "mrr@10" is logged as "mrr_at_10"."""
     return key.replace("@", "_at_")
-
-
-def runs_dir() -> Path:
-    return Path(os.environ.get("FERRET_RUNS") or REPO / "runs").resolve()
 
 
 def tracking_uri() -> str:

@@ -1,4 +1,4 @@
-"""The `ferret` command: ingest, search, ask, eval, runs, bench."""
+"""The `ferret` command: ingest, search, ask, export, demo, eval, compile, runs, bench."""
 from __future__ import annotations
 
 import argparse
@@ -7,6 +7,15 @@ import sys
 from pathlib import Path
 
 DEFAULT_INDEX = "runs/index"
+DEMO_KINDS = ("lookup", "list", "aggregate", "clause")  # the sample questions `ferret demo` asks first
+DEMO_EVAL_QUESTIONS = 8
+
+
+def last_result() -> Path:
+    """Where `ferret ask` keeps its last result, for `ferret export LAST`."""
+    from programs.paths import runs_dir
+
+    return runs_dir() / "results" / "last.json"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,8 +54,18 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--bucket")
     ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
+    export = commands.add_parser("export", help="write every row a structured answer read to a CSV file")
+    export.add_argument("result", help="LAST (the last `ferret ask`) or a result JSON file written by `ask --json`")
+    export.add_argument("--csv", required=True, help="the CSV file to write")
+
+    demo = commands.add_parser("demo", help="the whole job on the sample corpus: ingest, ask, eval (offline)")
+    demo.add_argument("--index", help="index directory (default runs/indexes/sample)")
+    demo.add_argument("--program", choices=["iterative", "oneshot", "react"], default="iterative")
+    demo.add_argument("--lm", help="LiteLLM model string, or 'local' (default; also env FERRET_LM)")
+    demo.add_argument("--limit", type=int, default=DEMO_EVAL_QUESTIONS, help="sample questions to evaluate")
+
     evaluate = commands.add_parser("eval", help="run a program over a dataset's questions, score it, track it in MLflow")
-    _dataset_options(evaluate, "financebench, hotpotqa, tatqa, scifact (retrieval only), or jsonl (your own)")
+    _dataset_options(evaluate, "financebench, hotpotqa, tatqa, scifact (retrieval only), sample, or jsonl (your own)")
     evaluate.add_argument("--judge-lm", help="score answers with this LM as judge instead of the rule-based match")
     evaluate.add_argument("--compiled", help="a compiled program's JSON state to load")
     evaluate.add_argument("--max-iterations", type=int, help="iterative program only (default 4)")
@@ -62,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
 
     compile_ = commands.add_parser("compile", help="optimize a program's instructions and demos with a DSPy optimizer, "
                                    "track it in MLflow, save it as JSON")
-    _dataset_options(compile_, "financebench, hotpotqa, tatqa, or jsonl (your own)")
+    _dataset_options(compile_, "financebench, hotpotqa, tatqa, sample, or jsonl (your own)")
     compile_.add_argument("--optimizer", required=True,
                           choices=["bootstrap", "random-search", "mipro", "gepa", "simba"])
     compile_.add_argument("--prompt-lm", help="LM proposing instructions (mipro) and advice (simba); default --lm")
@@ -112,8 +131,8 @@ def _dataset_options(parser: argparse.ArgumentParser, datasets: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"ingest": _ingest, "search": _search, "ask": _ask, "eval": _eval, "compile": _compile, "runs": _runs,
-                "bench": _bench}[args.command](args)
+        return {"ingest": _ingest, "search": _search, "ask": _ask, "export": _export, "demo": _demo, "eval": _eval,
+                "compile": _compile, "runs": _runs, "bench": _bench}[args.command](args)
     except (ValueError, FileNotFoundError) as error:
         print(f"ferret: error: {error}", file=sys.stderr)
         return 2
@@ -173,17 +192,39 @@ def _ask(args) -> int:
         program.on_step = _print_step
     with answering(make_lm(args.lm)):
         result = program(question=args.question, doc_id=args.doc, bucket=args.bucket)
+    record = json.dumps(as_json(result), ensure_ascii=False, default=str)
+    last_result().parent.mkdir(parents=True, exist_ok=True)
+    last_result().write_text(record, encoding="utf-8")
     if args.json:
-        print(json.dumps(as_json(result), ensure_ascii=False, default=str))
+        print(record)
         return 0
-    print(f"\n{result.status.upper()}: {result.answer or result.clarification or result.reason}")
+    _print_result(result)
+    return 0
+
+
+def _print_result(result) -> None:
+    print(f"{result.status.upper()}: {result.answer or result.clarification or result.reason}")
     for citation in result.citations:
         mark = "verified" if citation["verified"] else "NOT VERIFIED"
         print(f"  [{citation['file']} p.{citation['page']}] {citation['section']} ({mark})")
     if result.unverified_numbers:
         print(f"  numbers not found in the evidence: {', '.join(result.unverified_numbers)}")
-    print(f"{result.iterations} iterations, {result.lm_calls} LM calls, "
+    print(f"  {result.iterations} iterations, {result.lm_calls} LM calls, "
           f"{result.tokens['input']}+{result.tokens['output']} tokens, {result.seconds}s")
+
+
+def _export(args) -> int:
+    from programs.structured import export_rows
+
+    source = last_result() if args.result == "LAST" else Path(args.result)
+    if not source.exists():
+        raise FileNotFoundError(f"{source} not found" + (" (no `ferret ask` yet)" if args.result == "LAST" else ""))
+    try:
+        result = json.loads(source.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{source} is not a result JSON ({error})") from None
+    written = export_rows(result, args.csv)
+    print(f"{written['rows']} rows written to {written['path']}")
     return 0
 
 
@@ -204,13 +245,43 @@ def _eval(args) -> int:
         summary = evaluate(args.dataset, args.data, args.index, args.program, args.lm, args.compiled, args.split,
                            args.limit, args.threads, args.max_iterations, args.judge_lm,
                            progress=sys.stderr.isatty(), track=not args.no_track)
+    _print_summary(summary)
+    if args.json:
+        print(json.dumps(summary))
+    return 0
+
+
+def _print_summary(summary: dict) -> None:
     print("\n".join(f"{key:<24} {value}" for key, value in summary.items()))
     if "mlflow_run_id" in summary:
         from optimizers.tracking import tracking_uri
 
         print(f"MLflow run {summary['mlflow_run_id']}: mlflow ui --backend-store-uri {tracking_uri()}")
-    if args.json:
-        print(json.dumps(summary))
+
+
+def _demo(args) -> int:
+    """Ingest the sample corpus, answer one sample question of each kind shown, evaluate the sample set."""
+    from corpus.tools import Corpus
+    from optimizers.datasets import load_dataset, prepare_index
+    from optimizers.evaluate import default_index, evaluate
+    from programs import make_program
+    from programs.lm import answering, make_lm
+    from programs.paths import SAMPLE
+
+    index = Path(args.index) if args.index else default_index("sample")
+    examples, folders = load_dataset("sample", SAMPLE)
+    print(f"1/3 ingest {SAMPLE} ({', '.join(folder.name for folder in folders)}) into {index}", flush=True)
+    prepare_index(folders, index, progress=sys.stderr.isatty())
+    print(f"\n2/3 ask ({args.program}, LM {args.lm or 'local'})", flush=True)
+    program, lm = make_program(args.program, Corpus(index)), make_lm(args.lm)
+    for kind in DEMO_KINDS:
+        example = next(example for example in examples if example.get("kind") == kind)
+        print(f"\nQ ({kind}): {example.question}\n  gold: {example.answer}", flush=True)
+        with answering(lm):
+            _print_result(program(question=example.question, doc_id=example.get("doc_id")))
+    print(f"\n3/3 eval: the first {args.limit} sample questions", flush=True)
+    _print_summary(evaluate("sample", SAMPLE, index, args.program, args.lm, split_name="all", limit=args.limit,
+                            progress=sys.stderr.isatty()))
     return 0
 
 

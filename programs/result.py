@@ -10,7 +10,7 @@ from dspy.utils.usage_tracker import track_usage
 
 RESULT_FIELDS = ("status", "answer", "citations", "citations_verified", "unverified_numbers", "findings",
                  "failed_searches", "evidence", "iterations", "lm_calls", "tokens", "seconds", "confidence",
-                 "need", "reason", "clarification", "trajectory", "lm_seconds")
+                 "need", "reason", "clarification", "trajectory", "lm_seconds", "rows")
 
 
 class _LMTimer(BaseCallback):
@@ -45,6 +45,13 @@ def measured(run: Callable[[], dspy.Prediction]) -> dspy.Prediction:
 def as_json(result: dspy.Prediction) -> dict:
     """The result as one JSON-ready object (what `ferret ask --json` prints)."""
     return {name: result.get(name) for name in RESULT_FIELDS}
+
+
+def outcome(status: str, answer: str = "", sources: list[int] | None = None, reason: str = "",
+            clarification: str = "", confidence: float = 0.0) -> dict:
+    """An outcome decided in code, in the fields of Synthesis (status, answer, sources from 1, ...)."""
+    return {"status": status, "answer": answer, "sources": sources or [], "confidence": confidence, "need": "",
+            "need_reason": reason, "clarification": clarification}
 
 
 def error_text(error: Exception) -> str:

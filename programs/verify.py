@@ -10,7 +10,7 @@ that an answer rounded to its printed precision still matches. What does not ver
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from corpus.numbers import numbers_in, parse_number
@@ -67,8 +67,10 @@ def answer_numbers(answer: str) -> list[tuple[str, float]]:
 
 
 def verify(answer: str, sources: list[int], findings: list[Finding],
-           page_text: Callable[[str, int], str | None], file_of: Callable[[str], str]) -> Verification:
-    """Check an answer's sources and numbers against the findings and the stored page texts."""
+           page_text: Callable[[str, int], str | None], file_of: Callable[[str], str],
+           derived: Sequence[float] = ()) -> Verification:
+    """Check an answer's sources and numbers against the findings and the stored page texts.
+    `derived` are numbers computed in code from the findings (a sum, a count), which may be stated too."""
     result = Verification()
     for index in dict.fromkeys(sources):
         if not 0 <= index < len(findings):
@@ -83,7 +85,7 @@ def verify(answer: str, sources: list[int], findings: list[Finding],
                                          page=finding.page, section=finding.section,
                                          quote=finding.context or str(finding.value), verified=verified))
     known = [n for f in findings if (n := finding_number(f)) is not None]
-    known += [n for f in findings for n in numbers_in(f.context)]
+    known += [n for f in findings for n in numbers_in(f.context)] + list(derived)
     result.unverified_numbers = _missing(answer, known)
     return result
 

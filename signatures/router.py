@@ -11,7 +11,9 @@ class Router(dspy.Signature):
     buckets: the corpus buckets to search (empty = all). entities: the names in the question.
     constraints: filters on the metadata fields in the corpus overview only. topic_terms: the
     question's own words for what it asks, as a keyword query, without names. subqueries: for
-    compute or compare, the separate values to find, each a short phrase. route: "structured"
+    compute or compare, the separate values to find, each a short phrase. aggregate: for a total,
+    average, minimum, maximum or count over many rows ("total spent on batteries"), its operation;
+    otherwise none. route: "structured"
     (table rows or "Label: value" facts), "long_text" (reading sections of a long document) or
     "hybrid"; fallbacks: the other routes, in the order to try them."""
 

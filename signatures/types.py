@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 Intent = Literal["lookup", "list", "compute", "compare", "explain"]
 Route = Literal["structured", "hybrid", "long_text"]
 Status = Literal["answer", "needs", "clarify", "fail"]
+Aggregate = Literal["none", "sum", "avg", "min", "max", "count"]
 Scalar = Union[float, str]
 
 
@@ -44,6 +45,7 @@ class RouteDecision(BaseModel):
     constraints: list[Constraint] = Field(default_factory=list, json_schema_extra=bound(3))
     topic_terms: list[str] = Field(default_factory=list, json_schema_extra=bound(6, 40))
     subqueries: list[str] = Field(default_factory=list, json_schema_extra=bound(3, 120))
+    aggregate: Aggregate = "none"
     route: Route = "hybrid"
     fallbacks: list[Route] = Field(default_factory=list, json_schema_extra=bound(2))
 

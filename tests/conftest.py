@@ -12,6 +12,12 @@ INDEX_PDFS = ["ULTABEAUTY_2023Q4_EARNINGS", "AMCOR_2023Q4_EARNINGS", "JOHNSON_JO
               "FOOTLOCKER_2022_8K_dated-2022-05-20", "BESTBUY_2024Q2_10Q", "COSTCO_2021_10K"]
 
 
+@pytest.fixture(autouse=True)
+def _runs_in_tmp(tmp_path_factory, monkeypatch):
+    """No test writes into the repository's runs/ folder (MLflow store, last results, compiled programs)."""
+    monkeypatch.setenv("FERRET_RUNS", str(tmp_path_factory.getbasetemp() / "runs"))
+
+
 def shared(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"real data not found at {path} (expected ../shared/data beside the repository)")

@@ -7,7 +7,7 @@ import pypdf
 import pytest
 
 from corpus import ingest as ingest_module
-from corpus.ingest import ingest
+from corpus.ingest import ingest, ingest_bucket_folder
 from corpus.pdf import IngestError
 from corpus.store import Store
 from corpus.tools import Corpus
@@ -168,6 +168,17 @@ def test_metadata_is_typed_per_bucket_and_filters_search(tmp_path):
         docs(filters={"colour": "red"})
     with pytest.raises(ValueError, match="unknown bucket 'contracts'"):
         corpus.search_text("tires", bucket="contracts")
+
+
+def test_a_bucket_folder_ingests_with_its_metadata_which_is_not_a_document(tmp_path):
+    folder = tmp_path / "invoices"
+    folder.mkdir()
+    (folder / "r1.txt").write_text("Receipt from Acme\n\nItem: tires for the fleet.")
+    (folder / "metadata.jsonl").write_text('{"file": "r1.txt", "vendor": "Acme", "total": 480.0}\n')
+    report = ingest_bucket_folder(folder, tmp_path / "index")
+    assert report.added == ["r1"] and not report.errors
+    corpus = Corpus(tmp_path / "index")
+    assert corpus.doc_ids == ["r1"] and corpus.schemas == {"invoices": {"total": "number", "vendor": "text"}}
 
 
 def test_bad_metadata_names_file_and_line_and_stores_nothing(tmp_path):

@@ -72,8 +72,8 @@ def test_scifact_train_claims(scifact):
 
 
 def test_load_dataset_names_and_missing_paths(tmp_path):
-    assert set(DATASETS) == {"financebench", "hotpotqa", "tatqa", "scifact", "jsonl"}
-    with pytest.raises(ValueError, match="financebench, hotpotqa, tatqa, scifact, jsonl"):
+    assert set(DATASETS) == {"financebench", "hotpotqa", "tatqa", "scifact", "sample", "jsonl"}
+    with pytest.raises(ValueError, match="financebench, hotpotqa, tatqa, scifact, sample, jsonl"):
         load_dataset("squad", tmp_path)
     with pytest.raises(FileNotFoundError, match="nowhere"):
         load_dataset("tatqa", tmp_path / "nowhere")
@@ -81,6 +81,21 @@ def test_load_dataset_names_and_missing_paths(tmp_path):
         load_dataset("tatqa", tmp_path)
     examples, files = load_dataset("hotpotqa", shared(SHARED_DATA / "hotpotqa"))
     assert len(examples) == 100 and len(files) == 1
+
+
+def test_a_sample_folder_is_its_questions_and_its_bucket_folders(tmp_path):
+    with pytest.raises(FileNotFoundError, match="qa.jsonl"):
+        load_dataset("sample", tmp_path)
+    (tmp_path / "qa.jsonl").write_text('{"id": 1, "question": "Total?", "answer": "3", "kind": "aggregate"}\n')
+    with pytest.raises(FileNotFoundError, match="no bucket folder"):
+        load_dataset("sample", tmp_path)
+    for bucket in ("invoices", "contracts"):
+        (tmp_path / bucket).mkdir()
+        (tmp_path / bucket / "metadata.jsonl").write_text("")
+    (tmp_path / "loose").mkdir()  # no metadata.jsonl: not a bucket
+    examples, files = load_dataset("sample", tmp_path)
+    assert [example.kind for example in examples] == ["aggregate"]
+    assert files == [tmp_path / "contracts", tmp_path / "invoices"]
 
 
 def test_jsonl_examples(tmp_path):

@@ -112,6 +112,21 @@ def test_tatqa_every_item_of_a_list_gold_is_needed(tatqa):
     assert exact_match(countries, said("greece and turkey!")) == 1.0
 
 
+def test_a_list_gold_matches_its_items_anywhere_in_a_long_answer():
+    receipts = dspy.Example(question="Which receipts contain tires?", answer=["inv-0003", "inv-0011"])
+    long = "2 documents match 'tires': " + "; ".join(["inv-0003 (Tires 205/55R16, four all-season tires fitted)"] * 8)
+    check(receipts, right=[long + "; inv-0011 (Winter tires)."], wrong=[long + "; inv-0012 (Winter tires)."])
+
+
+def test_an_expected_fail_or_clarify_is_correct_only_in_that_status():
+    absent = dspy.Example(question="What was the CEO's salary in 2019?", answer="", expected_status="fail")
+    assert answer_correct(absent, said("", status="fail")) == 1.0
+    assert answer_correct(absent, said("$1.2 million")) == 0.0 and answer_correct(absent, said("", "clarify")) == 0.0
+    ambiguous = dspy.Example(question="What is the notice period?", answer="", expected_status="clarify")
+    assert answer_correct(ambiguous, said("", status="clarify")) == 1.0
+    assert answer_correct(ambiguous, said("90 days")) == 0.0
+
+
 def test_hotpotqa_text_golds(hotpotqa):
     check(hotpotqa["5a7c1f325542996dd594b892"],  # "The Exies"
           right=["The Exies", "exies", "The Exies were formed first, in 1997."], wrong=["Circus Diablo"])

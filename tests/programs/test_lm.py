@@ -13,20 +13,19 @@ from dspy.lm15 import Config, Message, Request
 
 from programs import lm as lmmod
 from programs.lm import (
+    GRAMMAR_MAX_CHARS,
+    GRAMMAR_MAX_ITEMS,
     LOCAL_MAX_TOKENS,
     LOCAL_MODEL,
     LlamaCppEngine,
     ModelWeightsError,
-    GRAMMAR_MAX_CHARS,
-    GRAMMAR_MAX_ITEMS,
     assemble,
     bounded,
-    cache_dir,
     locate_chunks,
     make_lm,
     model_path,
 )
-
+from programs.paths import cache_dir
 
 # --- assembly on fake chunks ----------------------------------------------------------------------
 
@@ -94,7 +93,7 @@ def test_model_path_uses_ferret_cache_and_the_injected_locator(tmp_path, chunks,
         calls.append(1)
         return paths
 
-    assert cache_dir() == tmp_path / "cache" / "models"
+    assert cache_dir("models") == tmp_path / "cache" / "models"
     first = model_path(locate)
     assert first == tmp_path / "cache" / "models" / lmmod.MODEL_FILENAME
     assert model_path(locate) == first and len(calls) == 1
@@ -102,8 +101,11 @@ def test_model_path_uses_ferret_cache_and_the_injected_locator(tmp_path, chunks,
 
 def test_default_cache_dir(monkeypatch, tmp_path):
     monkeypatch.delenv("FERRET_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert cache_dir() == tmp_path / ".cache" / "ferret" / "models"
+    assert cache_dir("models") == tmp_path / ".cache" / "ferret" / "models"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir("datasets") == tmp_path / "xdg" / "ferret" / "datasets"
 
 
 def test_missing_chunk_package_names_the_package_to_install(monkeypatch):

@@ -1,0 +1,224 @@
+"""The structured route: enumerations and aggregations answered in code from annotations.
+
+The Router's reading becomes one annotation query. Its entities and topic terms are the label query;
+constraints on the bucket's metadata fields are metadata filters; a comparison on any other field
+("width <= 1.2") queries that label and filters the annotation's value. Every matching row is read
+(`Corpus.annotation_rows`, the rows an aggregate or export covers), so counts and sums are exact.
+
+- No row: the filters are widened, dropped one at a time from the last, and each try is recorded
+  (query, filters, rows). Still none: the loop switches route; if that finds nothing either, the
+  question ends in "clarify", saying what was tried.
+- A list answers with the matching documents (or, inside one document, the matching rows); more
+  rows than `row_limit` is an overload: "clarify" with the total and the first rows, and every row
+  kept on the result for export (`ferret export LAST --csv FILE`, `export_rows`).
+- An aggregate (sum, avg, min, max, count) is `Corpus.annotations_aggregate` over the same rows, on
+  the column the question names, else the first of "amount", "total", "cost", "price", "value"
+  the rows have, else each row's first number.
+Each row is a finding on its page; the numbers computed here (the aggregate, the counts) are
+passed to citation verification as derived from those findings.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from corpus.tools import Corpus, write_annotations_csv
+from programs.result import outcome
+from signatures.types import Constraint, Finding, RouteDecision
+
+ROW_LIMIT = 50  # rows an answer may list; more is an overload
+SHOWN_ROWS = 10  # rows a clarification shows
+AGGREGATES = ("sum", "avg", "min", "max", "count")
+MEASURES = ("amount", "total", "cost", "price", "value")
+_COMPARISONS = {"=", ">", ">=", "<", "<=", "between"}
+_OP_WORDS = {"sum": "Total", "avg": "Average", "min": "Minimum", "max": "Maximum", "count": "Count"}
+
+
+@dataclass
+class TableQuery:
+    """One annotation query: a label query, typed filters and, for an aggregate, its operation."""
+
+    label_query: str
+    filters: dict
+    bucket: str | None = None
+    doc_id: str | None = None
+    op: str = "list"
+
+
+@dataclass
+class TableAnswer:
+    """What the structured route concluded: an outcome for Synthesis's fields (None when nothing
+    matched), the rows read, the findings cited and the numbers computed from them."""
+
+    outcome: dict | None
+    attempts: list[dict]
+    rows: list[dict] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    derived: list[float] = field(default_factory=list)
+
+
+def table_query(decision: RouteDecision, terms: str, metadata_fields: set[str], bucket: str | None,
+                doc_id: str | None) -> TableQuery | None:
+    """The query for a structured list or aggregate question, or None for any other question."""
+    if decision.route != "structured" or (decision.intent != "list" and decision.aggregate == "none"):
+        return None
+    filters, labels = {}, []
+    for constraint in decision.constraints:
+        if constraint.field in metadata_fields:
+            filters[constraint.field] = {constraint.op: constraint.value}
+        elif constraint.op in _COMPARISONS and _numeric(constraint):
+            labels.append(constraint.field)
+            filters["value"] = {constraint.op: constraint.value}
+    label_query = " ".join(labels) or terms
+    if not label_query.strip():
+        return None
+    op = decision.aggregate if decision.aggregate in AGGREGATES else "list"
+    return TableQuery(label_query, filters, bucket, doc_id, op)
+
+
+def answer_from_annotations(corpus: Corpus, query: TableQuery, question: str,
+                            row_limit: int = ROW_LIMIT) -> TableAnswer:
+    """Run the query, widening its filters until rows match, and answer from the rows."""
+    attempts, rows, filters = [], [], query.filters
+    for filters in _widened(query.filters):
+        try:
+            rows = corpus.annotation_rows(query.label_query, filters or None, query.bucket, query.doc_id)
+        except ValueError as error:  # a filter the bucket cannot take: recorded, then widened away
+            attempts.append(_attempt(query, filters, 0, str(error)))
+            continue
+        attempts.append(_attempt(query, filters, len(rows)))
+        if rows:
+            break
+    if not rows:
+        return TableAnswer(None, attempts)
+    if query.op != "list":
+        return _aggregate(corpus, query, filters, rows, question, attempts)
+    if len(rows) > row_limit:
+        return _overload(query, filters, rows, row_limit, attempts)
+    return _listing(query, rows, attempts)
+
+
+def nothing_matched(attempts: list[dict], tried: list[str]) -> dict:
+    """The clarification when neither the structured route nor its fallbacks found anything."""
+    queries = "; ".join(f"{a['query']!r}{_where(a)}: {a['rows']} rows" for a in attempts)
+    searches = f" Other searches found nothing: {'; '.join(tried)}." if tried else ""
+    return outcome("clarify", clarification=(
+        f"Nothing matched: {queries}.{searches} Which document, label or period should I look in?"))
+
+
+def export_rows(result, path: str | Path) -> dict:
+    """Write every row a structured answer read (`result["rows"]`, of a result or its JSON) to a CSV
+    file; returns path, rows and columns."""
+    rows = result.get("rows")
+    if not rows:
+        raise ValueError("this result has no rows to export (only structured list and aggregate answers do)")
+    return write_annotations_csv(rows, path)
+
+
+# --- outcomes ---------------------------------------------------------------------------------------
+
+
+def _listing(query: TableQuery, rows: list[dict], attempts: list[dict]) -> TableAnswer:
+    rows = sorted(rows, key=lambda row: (row["doc_id"], row["page"]))  # listed in document order
+    findings = [_finding(row) for row in rows]
+    documents = list(dict.fromkeys(row["doc_id"] for row in rows))
+    if len(documents) > 1:
+        labels = {doc: list(dict.fromkeys(r["label"] for r in rows if r["doc_id"] == doc)) for doc in documents}
+        items = [f"{doc} ({', '.join(labels[doc][:3])})" for doc in documents]
+        answer = f"{len(documents)} documents match {query.label_query!r}: {'; '.join(items)}."
+    else:
+        answer = f"{len(rows)} rows of {documents[0]} match {query.label_query!r}: " + "; ".join(
+            f"{r['label']}: {r['value_text']}" for r in rows) + "."
+    return TableAnswer(outcome("answer", answer, sources=list(range(1, len(findings) + 1)), confidence=1.0), attempts, rows,
+                       findings, [float(len(documents)), float(len(rows))])
+
+
+def _overload(query: TableQuery, filters: dict, rows: list[dict], row_limit: int, attempts: list[dict]) -> TableAnswer:
+    shown = rows[:SHOWN_ROWS]
+    lines = "; ".join(f"{r['doc_id']}: {r['label']} {r['value_text']}" for r in shown)
+    clarification = (f"{len(rows)} rows match {query.label_query!r}{_where({'filters': filters, 'bucket': query.bucket})}"
+                     f", more than the {row_limit} an answer lists. The first {len(shown)}: {lines}. "
+                     "Which vendor, period or document should I narrow it to? All rows are kept for export "
+                     "(ferret export LAST --csv FILE).")
+    return TableAnswer(outcome("clarify", clarification=clarification), attempts, rows,
+                       [_finding(row) for row in shown], [float(len(rows)), float(row_limit), float(len(shown))])
+
+
+def _aggregate(corpus: Corpus, query: TableQuery, filters: dict, rows: list[dict], question: str,
+               attempts: list[dict]) -> TableAnswer:
+    column = measure(rows, question)
+    result = corpus.annotations_aggregate(query.label_query, query.op, filters=filters or None, bucket=query.bucket,
+                                          field=column, doc_id=query.doc_id)
+    counted = [row for row in rows if query.op == "count" or _number(row, column) is not None]
+    findings = [_finding(row, column) for row in counted]
+    value = result["value"]
+    what = f"{column} of " if column and query.op != "count" else ""
+    answer = (f"{_OP_WORDS[query.op]} {what}{result['n']} rows matching {query.label_query!r} "
+              f"in {len({r['doc_id'] for r in counted})} documents: {_format(value)}.")
+    derived = [float(value), float(result["n"]), float(len({r["doc_id"] for r in counted}))]
+    return TableAnswer(outcome("answer", answer, sources=list(range(1, len(findings) + 1)), confidence=1.0), attempts, rows,
+                       findings, derived)
+
+
+def measure(rows: list[dict], question: str) -> str | None:
+    """The column to aggregate: one the question names, else the first of MEASURES the rows have,
+    else None (each row's first number)."""
+    columns = list(dict.fromkeys(key for row in rows for key, number in row["numbers"].items() if number is not None))
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    named = [c for c in columns if (names := set(re.findall(r"[a-z]+", c.lower()))) and names <= words]
+    if named:
+        return named[0]
+    return next((c for name in MEASURES for c in columns if name in c.lower()), None)
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+
+def _widened(filters: dict) -> list[dict]:
+    """The filters, then with the last one dropped, and so on down to none."""
+    keys = list(filters)
+    return [{key: filters[key] for key in keys[:n]} for n in range(len(keys), -1, -1)]
+
+
+def _attempt(query: TableQuery, filters: dict, rows: int, error: str = "") -> dict:
+    attempt = {"query": query.label_query, "filters": filters, "bucket": query.bucket, "rows": rows}
+    return {**attempt, "error": error} if error else attempt
+
+
+def _where(attempt: dict) -> str:
+    """" (in invoices, where year = 2023, value <= 1.2)" for a query's bucket and filters."""
+    parts = [f"in {attempt['bucket']}"] if attempt.get("bucket") else []
+    conditions = [f"{name} {op} {_shown(value)}" for name, condition in (attempt.get("filters") or {}).items()
+                  for op, value in condition.items()]
+    if conditions:
+        parts.append(f"where {', '.join(conditions)}")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _shown(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _finding(row: dict, column: str | None = None) -> Finding:
+    value = _number(row, column) if column else None
+    return Finding(label=row["label"][:80], value=value if value is not None else row["value_text"][:40],
+                   unit=row["unit"] or None, doc_id=row["doc_id"], page=row["page"], section=row["section"][:80],
+                   context=f"{row['label']}: {row['value_text']}"[:200])
+
+
+def _number(row: dict, column: str | None) -> float | None:
+    return row["numbers"].get(column) if column else row["value"]
+
+
+def _numeric(constraint: Constraint) -> bool:
+    values = constraint.value if isinstance(constraint.value, list) else [constraint.value]
+    return all(isinstance(v, (int, float)) for v in values)
+
+
+def _format(value: float | int | None) -> str:
+    if value is None:
+        return "no numeric value"
+    return f"{value:,.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else f"{value:,}"

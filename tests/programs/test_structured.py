@@ -1,0 +1,121 @@
+"""The structured route with the scripted LM: lists and aggregates answered from annotations in code,
+filters widened when nothing matches, overload and nothing-matched clarifications, export of rows."""
+from __future__ import annotations
+
+import csv
+import json
+
+import dspy
+import pytest
+
+from programs.cli import main
+from programs.iterative import IterativeRetriever
+from programs.structured import export_rows, measure, table_query
+from signatures.types import RouteDecision
+from tests.fakes import scripted_lm
+
+
+def ask(corpus, decision, question="Which receipts contain tires?", **options):
+    lm, engine = scripted_lm({"route": {"decision": {"route": "structured", **decision}}})
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        result = IterativeRetriever(corpus, **options)(question=question)
+    return result, engine
+
+
+def structured_step(result):
+    return next(step for step in result.trajectory if step["step"] == "structured")
+
+
+def test_a_list_is_answered_from_every_matching_row_with_verified_citations(small_corpus):
+    result, engine = ask(small_corpus, {"intent": "list", "buckets": ["invoices"], "topic_terms": ["tires"]})
+    assert result.status == "answer"
+    assert result.answer == "2 documents match 'tires': inv1 (All-season tires); inv2 (Winter tires)."
+    assert result.citations_verified and {(c["doc_id"], c["page"]) for c in result.citations} == {("inv1", 1), ("inv2", 1)}
+    assert engine.steps() == ["route"]  # no LM reads rows the query already selected
+    assert [row["label"] for row in result.rows] == ["All-season tires", "Winter tires"]
+
+
+def test_an_aggregate_sums_the_column_the_rows_have_and_metadata_filters_apply(small_corpus):
+    decision = {"intent": "compute", "aggregate": "sum", "buckets": ["invoices"], "topic_terms": ["tires"]}
+    result, _ = ask(small_corpus, decision, question="How much was spent on tires?")
+    assert result.status == "answer" and result.answer.endswith(": 740.")  # 480.00 + 260.00, not the Qty 4 + 2
+    assert result.citations_verified and result.unverified_numbers == []
+    filtered = {**decision, "constraints": [{"field": "year", "op": "=", "value": 2023}]}
+    result, _ = ask(small_corpus, filtered, question="How much was spent on tires?")
+    assert result.answer == "Total Amount of 1 rows matching 'tires' in 1 documents: 480."
+    assert structured_step(result)["attempts"] == [
+        {"query": "tires", "filters": {"year": {"=": 2023}}, "bucket": "invoices", "rows": 1}]
+
+
+def test_filters_are_widened_when_nothing_matches(small_corpus):
+    decision = {"intent": "list", "buckets": ["invoices"], "topic_terms": ["tires"],
+                "constraints": [{"field": "year", "op": "=", "value": 2019}]}
+    result, _ = ask(small_corpus, decision)
+    assert [a["rows"] for a in structured_step(result)["attempts"]] == [0, 2]
+    assert result.status == "answer" and len(result.rows) == 2
+
+
+def test_an_overload_asks_to_narrow_and_keeps_every_row_for_export(small_corpus, tmp_path):
+    result, _ = ask(small_corpus, {"intent": "list", "buckets": ["invoices"], "topic_terms": ["tires"]}, row_limit=1)
+    assert result.status == "clarify" and result.answer == ""
+    assert result.clarification.startswith("2 rows match 'tires' (in invoices), more than the 1 an answer lists.")
+    written = export_rows(result, tmp_path / "tires.csv")
+    with open(written["path"], newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert sorted((r["doc_id"], r["label"], r["Amount"]) for r in rows) == [("inv1", "All-season tires", "480.00"),
+                                                                            ("inv2", "Winter tires", "260.00")]
+
+
+def test_nothing_matched_switches_route_then_asks_saying_what_was_tried(small_corpus):
+    decision = {"intent": "list", "buckets": ["invoices"], "topic_terms": ["spaceships"], "fallbacks": ["hybrid"],
+                "constraints": [{"field": "year", "op": "=", "value": 2023}]}
+    result, engine = ask(small_corpus, decision, question="Which receipts list spaceships?", max_iterations=2)
+    assert [a["rows"] for a in structured_step(result)["attempts"]] == [0, 0]
+    methods = [step["strategy"].split()[0] for step in result.trajectory if step["step"] == "extract"]
+    assert methods and "annotations" not in methods  # the widened query already came back empty
+    assert result.status == "clarify"
+    assert "'spaceships' (in invoices, where year = 2023): 0 rows; 'spaceships' (in invoices): 0 rows" in result.clarification
+    assert "hybrid search for passages, global failed" in result.clarification
+
+
+def test_a_lookup_question_does_not_take_the_table_path(small_corpus):
+    result, _ = ask(small_corpus, {"intent": "lookup", "topic_terms": ["tires"]}, max_iterations=1)
+    assert not any(step["step"] == "structured" for step in result.trajectory) and result.rows == []
+
+
+def test_a_comparison_on_an_unknown_field_queries_that_label_and_filters_values():
+    decision = RouteDecision(intent="list", route="structured", topic_terms=["solar panels"], constraints=[
+        {"field": "width", "op": "<=", "value": 1.2}, {"field": "vendor", "op": "=", "value": "Sunly"}])
+    query = table_query(decision, "solar panels", {"vendor"}, "datasheets", None)
+    assert (query.label_query, query.filters, query.op) == ("width", {"vendor": {"=": "Sunly"}, "value": {"<=": 1.2}}, "list")
+    assert table_query(decision.model_copy(update={"route": "hybrid"}), "solar panels", set(), None, None) is None
+
+
+def test_measure_prefers_the_column_the_question_names():
+    rows = [{"numbers": {"Qty": 4.0, "Unit price": 120.0, "Amount": 480.0}}]
+    assert measure(rows, "How many tires, by qty?") == "Qty"
+    assert measure(rows, "How much was spent?") == "Amount"
+    assert measure([{"numbers": {"2023": 1.0, "2022": 2.0}}], "Revenue?") is None
+
+
+def test_ferret_export_last_writes_the_last_answers_rows(small_corpus, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FERRET_RUNS", str(tmp_path / "runs"))
+    lm, _ = scripted_lm({"route": {"decision": {"route": "structured", "intent": "list", "buckets": ["invoices"],
+                                                "topic_terms": ["tires"]}}})
+    monkeypatch.setattr("programs.lm.make_lm", lambda spec=None: lm)
+    assert main(["ask", "Which receipts contain tires?", "--index", str(small_corpus.store.dir), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "answer"
+    assert main(["export", "LAST", "--csv", str(tmp_path / "out.csv")]) == 0
+    assert "2 rows written" in capsys.readouterr().out
+    assert len((tmp_path / "out.csv").read_text().splitlines()) == 3
+    (tmp_path / "runs" / "results" / "last.json").write_text('{"status": "fail", "rows": []}')
+    assert main(["export", "LAST", "--csv", str(tmp_path / "none.csv")]) == 2
+    assert "no rows to export" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["not json", ""])
+def test_ferret_export_names_a_bad_result_file(tmp_path, capsys, value):
+    bad = tmp_path / "result.json"
+    bad.write_text(value)
+    assert main(["export", str(bad), "--csv", str(tmp_path / "x.csv")]) == 2
+    assert f"{bad} is not a result JSON" in capsys.readouterr().err
