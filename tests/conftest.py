@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 FINANCEBENCH = SHARED_DATA / "financebench"
 # Small real filings (8-Ks, earnings releases, a 10-Q) with FinanceBench questions, plus one 10-K without outline.
 INDEX_PDFS = ["ULTABEAUTY_2023Q4_EARNINGS", "AMCOR_2023Q4_EARNINGS", "JOHNSON_JOHNSON_2023_8K_dated-2023-08-30",
@@ -91,3 +92,15 @@ def small_corpus(tmp_path_factory):
     ingest([root / "report.md"], index, bucket="reports")
     ingest([root / "inv1.txt", root / "inv2.txt"], index, bucket="invoices", metadata_file=root / "meta.jsonl")
     return Corpus(index)
+
+
+@pytest.fixture(scope="session")
+def sample_index(tmp_path_factory) -> Path:
+    """The committed sample corpus (data/sample), ingested once: each bucket folder as its bucket, with its metadata."""
+    from corpus.ingest import ingest_bucket_folder, is_bucket_folder
+
+    index = tmp_path_factory.mktemp("sample") / "index"
+    for folder in sorted(f for f in SAMPLE.iterdir() if is_bucket_folder(f)):
+        report = ingest_bucket_folder(folder, index)
+        assert not report.errors and report.added, (folder.name, report.summary())
+    return index
