@@ -1,7 +1,8 @@
 """Ingestion, indexes (SQLite, bm25s, dense vectors, graph) and the search tools agents call.
 
-`Corpus` and `ingest` are imported lazily so that worker processes that only parse PDFs
-do not pay for torch and sentence-transformers.
+`Corpus` is imported lazily so that worker processes that only parse PDFs do not pay for torch
+and sentence-transformers. (`ingest` is the function in the module `corpus.ingest`:
+`from corpus.ingest import ingest`.)
 """
 
 
@@ -10,8 +11,4 @@ def __getattr__(name):
         from corpus.tools import Corpus
 
         return Corpus
-    if name == "ingest":
-        from corpus.ingest import ingest
-
-        return ingest
     raise AttributeError(name)

@@ -167,7 +167,8 @@ class Corpus:
             self._check_doc(doc_id)
             clauses.append("d.doc_id = ?")
             params.append(doc_id)
-        sql, filter_params = to_sql(filters, {**self._metadata_columns(bucket), **_DOCUMENT_COLUMNS, **(extra or {})})
+        # a bucket's own metadata field wins over the document column of the same name (a contract's "title")
+        sql, filter_params = to_sql(filters, {**_DOCUMENT_COLUMNS, **self._metadata_columns(bucket), **(extra or {})})
         return " AND ".join([*clauses, sql]), params + filter_params
 
     def filter_fields(self, bucket: str | None = None) -> set[str]:
@@ -380,13 +381,14 @@ class Corpus:
 
     def _matching_labels(self, label_query: str, precise: bool = False) -> dict[int, float]:
         """label id → score. Lexical matches (abbreviations expanded: "qty" → "quantity") fused with
-        labels close in meaning; with `precise`, only the lexical matches when there are any."""
+        labels close in meaning, LABEL_CANDIDATES of each; with `precise`, every lexical match when
+        there is any."""
         if len(self.label_ids) == 0:
             return {}
-        lexical = _top(self.label_lexical.scores(self._expand_abbreviations(label_query)), LABEL_CANDIDATES,
-                       positive=True)
-        if precise and lexical:
-            return {int(self.label_ids[i]): score for i, score in lexical}
+        scores = self.label_lexical.scores(self._expand_abbreviations(label_query))
+        if precise and (every := _top(scores, len(scores), positive=True)):  # an aggregate covers every match
+            return {int(self.label_ids[i]): score for i, score in every}
+        lexical = _top(scores, LABEL_CANDIDATES, positive=True)
         semantic = [(i, s) for i, s in _top(self.label_vectors.scores(self.embedder([label_query])[0]),
                                             LABEL_CANDIDATES) if s >= LABEL_MIN_COSINE]
         return {int(self.label_ids[i]): score for i, score in _fuse([lexical, semantic], 2 * LABEL_CANDIDATES)}

@@ -13,7 +13,7 @@ constraints on the bucket's metadata fields are metadata filters; a comparison o
   kept on the result for export (`ferret export LAST --csv FILE`, `export_rows`).
 - An aggregate (sum, avg, min, max, count) is `Corpus.annotations_aggregate` over the same rows, on
   the column the question names, else the first of "amount", "total", "cost", "price", "value"
-  the rows have, else each row's first number.
+  the rows have ("qty", "quantity", ... first for "how many"), else each row's first number.
 Each row is a finding on its page; the numbers computed here (the aggregate, the counts) are
 passed to citation verification as derived from those findings.
 """
@@ -31,6 +31,7 @@ ROW_LIMIT = 50  # rows an answer may list; more is an overload
 SHOWN_ROWS = 10  # rows a clarification shows
 AGGREGATES = ("sum", "avg", "min", "max", "count")
 MEASURES = ("amount", "total", "cost", "price", "value")
+QUANTITIES = ("qty", "quantity", "units", "pcs")  # what "how many" adds up
 _COMPARISONS = {"=", ">", ">=", "<", "<=", "between"}
 _OP_WORDS = {"sum": "Total", "avg": "Average", "min": "Minimum", "max": "Maximum", "count": "Count"}
 
@@ -162,14 +163,15 @@ def _aggregate(corpus: Corpus, query: TableQuery, filters: dict, rows: list[dict
 
 
 def measure(rows: list[dict], question: str) -> str | None:
-    """The column to aggregate: one the question names, else the first of MEASURES the rows have,
-    else None (each row's first number)."""
+    """The column to aggregate: one the question names, else for "how many" the first of QUANTITIES
+    the rows have, else the first of MEASURES, else None (each row's first number)."""
     columns = list(dict.fromkeys(key for row in rows for key, number in row["numbers"].items() if number is not None))
     words = set(re.findall(r"[a-z]+", question.lower()))
     named = [c for c in columns if (names := set(re.findall(r"[a-z]+", c.lower()))) and names <= words]
     if named:
         return named[0]
-    return next((c for name in MEASURES for c in columns if name in c.lower()), None)
+    preferred = (*QUANTITIES, *MEASURES) if re.search(r"\bhow many\b", question, re.IGNORECASE) else MEASURES
+    return next((c for name in preferred for c in columns if name in c.lower()), None)
 
 
 # --- helpers ----------------------------------------------------------------------------------------

@@ -70,6 +70,32 @@ def test_annotations_aggregate_sums_a_column_with_groups(small_corpus):
         small_corpus.annotations_aggregate("tires", "median")
 
 
+def test_an_aggregate_covers_every_matching_label_however_many(tmp_path):
+    from corpus.ingest import ingest
+    from corpus.tools import LABEL_CANDIDATES, Corpus
+
+    n = LABEL_CANDIDATES + 10
+    (tmp_path / "cables.txt").write_text("Cable list\n\n" + "\n".join(f"Cable type K{i}: {i} m" for i in range(n)))
+    ingest([tmp_path / "cables.txt"], tmp_path / "index")
+    corpus = Corpus(tmp_path / "index")
+    assert corpus.annotations_aggregate("cable", "count")["value"] == len(corpus.annotation_rows("cable")) == n
+
+
+def test_a_bucket_metadata_field_wins_over_the_document_column_of_its_name(tmp_path):
+    from corpus.ingest import ingest
+    from corpus.tools import Corpus
+
+    for name in ("c1", "c2"):
+        (tmp_path / f"{name}.txt").write_text("Termination. Either party may terminate on notice.")
+    (tmp_path / "meta.jsonl").write_text('{"file": "c1.txt", "title": "Maintenance Agreement"}\n'
+                                         '{"file": "c2.txt", "title": "Supply Agreement"}\n')
+    ingest([tmp_path / "c1.txt", tmp_path / "c2.txt"], tmp_path / "index", bucket="contracts",
+           metadata_file=tmp_path / "meta.jsonl")
+    hits = Corpus(tmp_path / "index").search_text("terminate", bucket="contracts",
+                                                  filters={"title": {"contains": "maintenance"}})
+    assert {hit["doc_id"] for hit in hits} == {"c1"}
+
+
 def test_export_annotations_csv_writes_every_match(small_corpus, tmp_path):
     out = small_corpus.export_annotations_csv("tires", str(tmp_path / "tires.csv"), bucket="invoices")
     with open(out["path"]) as handle:

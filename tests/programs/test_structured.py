@@ -95,6 +95,7 @@ def test_measure_prefers_the_column_the_question_names():
     rows = [{"numbers": {"Qty": 4.0, "Unit price": 120.0, "Amount": 480.0}}]
     assert measure(rows, "How many tires, by qty?") == "Qty"
     assert measure(rows, "How much was spent?") == "Amount"
+    assert measure(rows, "How many tires did we buy?") == "Qty"
     assert measure([{"numbers": {"2023": 1.0, "2022": 2.0}}], "Revenue?") is None
 
 
