@@ -6,8 +6,8 @@ constraints on the bucket's metadata fields are metadata filters; a comparison o
 (`Corpus.annotation_rows`, the rows an aggregate or export covers), so counts and sums are exact.
 
 - No row: the filters are widened, dropped one at a time from the last, and each try is recorded
-  (query, filters, rows). Still none: the loop switches route; if that finds nothing either, the
-  question ends in "clarify", saying what was tried.
+  (query, filters, rows). Still none (or, for an aggregate, no number in the rows found): the loop
+  switches route; if that finds nothing either, the question ends in "clarify", saying what was tried.
 - A list answers with the matching documents (or, inside one document, the matching rows); more
   rows than `row_limit` is an overload: "clarify" with the total and the first rows, and every row
   kept on the result for export (`ferret export LAST --csv FILE`, `export_rows`).
@@ -102,7 +102,8 @@ def answer_from_annotations(corpus: Corpus, query: TableQuery, question: str,
 
 def nothing_matched(attempts: list[dict], tried: list[str]) -> dict:
     """The clarification when neither the structured route nor its fallbacks found anything."""
-    queries = "; ".join(f"{a['query']!r}{_where(a)}: {a['rows']} rows" for a in attempts)
+    queries = "; ".join(f"{a['query']!r}{_where(a)}: {a['rows']} rows" + (f" ({a['error']})" if a.get("error") else "")
+                        for a in attempts)
     searches = f" Other searches found nothing: {'; '.join(tried)}." if tried else ""
     return outcome("clarify", clarification=(
         f"Nothing matched: {queries}.{searches} Which document, label or period should I look in?"))
@@ -131,8 +132,8 @@ def _listing(query: TableQuery, rows: list[dict], attempts: list[dict]) -> Table
     else:
         answer = f"{len(rows)} rows of {documents[0]} match {query.label_query!r}: " + "; ".join(
             f"{r['label']}: {r['value_text']}" for r in rows) + "."
-    return TableAnswer(outcome("answer", answer, sources=list(range(1, len(findings) + 1)), confidence=1.0), attempts, rows,
-                       findings, [float(len(documents)), float(len(rows))])
+    cited = outcome("answer", answer, sources=list(range(1, len(findings) + 1)), confidence=1.0)
+    return TableAnswer(cited, attempts, rows, findings, [float(len(documents)), float(len(rows))])
 
 
 def _overload(query: TableQuery, filters: dict, rows: list[dict], row_limit: int, attempts: list[dict]) -> TableAnswer:
@@ -154,12 +155,15 @@ def _aggregate(corpus: Corpus, query: TableQuery, filters: dict, rows: list[dict
     counted = [row for row in rows if query.op == "count" or _number(row, column) is not None]
     findings = [_finding(row, column) for row in counted]
     value = result["value"]
+    if value is None:  # the matching rows hold no number: nothing to compute, the loop reads text instead
+        attempts[-1]["error"] = f"no numeric value to {query.op}"
+        return TableAnswer(None, attempts)
     what = f"{column} of " if column and query.op != "count" else ""
     answer = (f"{_OP_WORDS[query.op]} {what}{result['n']} rows matching {query.label_query!r} "
               f"in {len({r['doc_id'] for r in counted})} documents: {_format(value)}.")
     derived = [float(value), float(result["n"]), float(len({r["doc_id"] for r in counted}))]
-    return TableAnswer(outcome("answer", answer, sources=list(range(1, len(findings) + 1)), confidence=1.0), attempts, rows,
-                       findings, derived)
+    cited = outcome("answer", answer, sources=list(range(1, len(findings) + 1)), confidence=1.0)
+    return TableAnswer(cited, attempts, rows, findings, derived)
 
 
 def measure(rows: list[dict], question: str) -> str | None:
@@ -220,7 +224,5 @@ def _numeric(constraint: Constraint) -> bool:
     return all(isinstance(v, (int, float)) for v in values)
 
 
-def _format(value: float | int | None) -> str:
-    if value is None:
-        return "no numeric value"
+def _format(value: float | int) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else f"{value:,}"

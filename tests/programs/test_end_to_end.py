@@ -53,3 +53,16 @@ def test_oneshot_runs_on_the_embedded_model(filing):
         result = OneShotRAG(filing)(question=QUESTION, doc_id=DOC)
     check_structure(result, filing)
     assert result.lm_calls == 1 and result.evidence and all(e["doc_id"] == DOC for e in result.evidence)
+
+
+def test_a_list_question_on_the_sample_corpus_runs_on_the_embedded_model(sample_index):
+    """The embedded Router reads the sample's overview; whichever route it picks, the result is valid,
+    and a structured answer is one that every cited row verifies."""
+    corpus = Corpus(sample_index)
+    with dspy.context(lm=make_lm("local"), adapter=dspy.JSONAdapter()):
+        result = IterativeRetriever(corpus, max_iterations=1)(question="Which receipts contain tires?")
+    check_structure(result, corpus)
+    assert result.trajectory[0]["step"] == "route"
+    structured = [step for step in result.trajectory if step["step"] == "structured"]
+    if structured and result.status == "answer":
+        assert result.citations_verified and len(result.citations) == len(result.rows)

@@ -78,6 +78,15 @@ def test_nothing_matched_switches_route_then_asks_saying_what_was_tried(small_co
     assert "hybrid search for passages, global failed" in result.clarification
 
 
+def test_an_aggregate_over_rows_without_numbers_falls_back_to_the_text_routes(small_corpus):
+    decision = {"intent": "compute", "aggregate": "sum", "buckets": ["invoices"], "topic_terms": ["vendor"]}
+    result, _ = ask(small_corpus, decision, question="What is the sum of vendors?", max_iterations=1)
+    assert structured_step(result)["attempts"] == [
+        {"query": "vendor", "filters": {}, "bucket": "invoices", "rows": 2, "error": "no numeric value to sum"}]
+    assert any(step["step"] == "extract" for step in result.trajectory)
+    assert result.status == "clarify" and "'vendor' (in invoices): 2 rows (no numeric value to sum)" in result.clarification
+
+
 def test_a_lookup_question_does_not_take_the_table_path(small_corpus):
     result, _ = ask(small_corpus, {"intent": "lookup", "topic_terms": ["tires"]}, max_iterations=1)
     assert not any(step["step"] == "structured" for step in result.trajectory) and result.rows == []
