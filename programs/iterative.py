@@ -92,8 +92,7 @@ class IterativeRetriever(dspy.Module):
         question = state.question
         decision = self._route(state)
         rungs = ladder(decision.route, decision.fallbacks, document_scoped=state.doc_id is not None)
-        query = table_query(decision, state.terms, self.corpus.filter_fields(state.bucket) if not state.doc_id else set(),
-                            state.bucket, state.doc_id)
+        query = table_query(decision, self.corpus, state.terms, state.bucket, state.doc_id)
         if query is not None:
             table = answer_from_annotations(self.corpus, query, question, self.row_limit)
             state.table_attempts = table.attempts

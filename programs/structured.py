@@ -33,7 +33,7 @@ AGGREGATES = ("sum", "avg", "min", "max", "count")
 MEASURES = ("amount", "total", "cost", "price", "value")
 QUANTITIES = ("qty", "quantity", "units", "pcs")  # what "how many" adds up
 _COMPARISONS = {"=", ">", ">=", "<", "<=", "between"}
-_OP_WORDS = {"sum": "Total", "avg": "Average", "min": "Minimum", "max": "Maximum", "count": "Count"}
+_OP_WORDS = {"sum": "Sum", "avg": "Average", "min": "Minimum", "max": "Maximum", "count": "Count"}
 
 
 @dataclass
@@ -59,19 +59,24 @@ class TableAnswer:
     derived: list[float] = field(default_factory=list)
 
 
-def table_query(decision: RouteDecision, terms: str, metadata_fields: set[str], bucket: str | None,
+def table_query(decision: RouteDecision, corpus: Corpus, terms: str, bucket: str | None,
                 doc_id: str | None) -> TableQuery | None:
-    """The query for a structured list or aggregate question, or None for any other question."""
+    """The query for a structured list or aggregate question, or None for any other question.
+
+    Constraints on the bucket's fields are filters (none for a question about one document); a
+    constraint on a field of another bucket is dropped; the first numeric comparison on a field no
+    bucket has ("width <= 1.2") becomes the label query with a filter on the annotation's value."""
     if decision.route != "structured" or (decision.intent != "list" and decision.aggregate == "none"):
         return None
-    filters, labels = {}, []
+    fields, known_anywhere = (set() if doc_id else corpus.filter_fields(bucket)), corpus.filter_fields(None)
+    filters, label = {}, ""
     for constraint in decision.constraints:
-        if constraint.field in metadata_fields:
+        if constraint.field in fields:
             filters[constraint.field] = {constraint.op: constraint.value}
-        elif constraint.op in _COMPARISONS and _numeric(constraint):
-            labels.append(constraint.field)
-            filters["value"] = {constraint.op: constraint.value}
-    label_query = " ".join(labels) or terms
+        elif not label and constraint.field not in known_anywhere and constraint.op in _COMPARISONS \
+                and _numeric(constraint):
+            label, filters["value"] = constraint.field, {constraint.op: constraint.value}
+    label_query = label or terms
     if not label_query.strip():
         return None
     op = decision.aggregate if decision.aggregate in AGGREGATES else "list"
@@ -158,8 +163,8 @@ def _aggregate(corpus: Corpus, query: TableQuery, filters: dict, rows: list[dict
     if value is None:  # the matching rows hold no number: nothing to compute, the loop reads text instead
         attempts[-1]["error"] = f"no numeric value to {query.op}"
         return TableAnswer(None, attempts)
-    what = f"{column} of " if column and query.op != "count" else ""
-    answer = (f"{_OP_WORDS[query.op]} {what}{result['n']} rows matching {query.label_query!r} "
+    what = f" of {column}" if column and query.op != "count" else ""
+    answer = (f"{_OP_WORDS[query.op]}{what} over {result['n']} rows matching {query.label_query!r} "
               f"in {len({r['doc_id'] for r in counted})} documents: {_format(value)}.")
     derived = [float(value), float(result["n"]), float(len({r["doc_id"] for r in counted}))]
     cited = outcome("answer", answer, sources=list(range(1, len(findings) + 1)), confidence=1.0)

@@ -66,7 +66,7 @@ def test_ferret_demo_ingests_asks_and_evaluates(sample_index, questions, capsys,
     assert "1/3 ingest" in out and "2/3 ask" in out and "3/3 eval: the first 6 sample questions" in out
     assert out.count("\nQ (") == 4 and "Q (list): Which receipts contain tires?" in out
     assert "ANSWER: 9 documents match 'tires': inv-0002" in out
-    assert "ANSWER: Total Amount of" in out and "8,417.43" in out
+    assert "ANSWER: Sum of Amount over" in out and "8,417.43" in out
     run_id = out.split("MLflow run ")[1].split(":")[0]
     from optimizers.tracking import tracking_uri
 

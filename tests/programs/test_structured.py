@@ -42,7 +42,7 @@ def test_an_aggregate_sums_the_column_the_rows_have_and_metadata_filters_apply(s
     assert result.citations_verified and result.unverified_numbers == []
     filtered = {**decision, "constraints": [{"field": "year", "op": "=", "value": 2023}]}
     result, _ = ask(small_corpus, filtered, question="How much was spent on tires?")
-    assert result.answer == "Total Amount of 1 rows matching 'tires' in 1 documents: 480."
+    assert result.answer == "Sum of Amount over 1 rows matching 'tires' in 1 documents: 480."
     assert structured_step(result)["attempts"] == [
         {"query": "tires", "filters": {"year": {"=": 2023}}, "bucket": "invoices", "rows": 1}]
 
@@ -92,12 +92,17 @@ def test_a_lookup_question_does_not_take_the_table_path(small_corpus):
     assert not any(step["step"] == "structured" for step in result.trajectory) and result.rows == []
 
 
-def test_a_comparison_on_an_unknown_field_queries_that_label_and_filters_values():
-    decision = RouteDecision(intent="list", route="structured", topic_terms=["solar panels"], constraints=[
-        {"field": "width", "op": "<=", "value": 1.2}, {"field": "vendor", "op": "=", "value": "Sunly"}])
-    query = table_query(decision, "solar panels", {"vendor"}, "datasheets", None)
-    assert (query.label_query, query.filters, query.op) == ("width", {"vendor": {"=": "Sunly"}, "value": {"<=": 1.2}}, "list")
-    assert table_query(decision.model_copy(update={"route": "hybrid"}), "solar panels", set(), None, None) is None
+def test_a_comparison_on_a_field_no_bucket_has_queries_that_label_and_filters_values(small_corpus):
+    decision = RouteDecision(intent="list", route="structured", topic_terms=["tires"], constraints=[
+        {"field": "width", "op": "<=", "value": 1.2}, {"field": "height", "op": "<=", "value": 2},
+        {"field": "year", "op": "=", "value": 2023}])
+    query = table_query(decision, small_corpus, "tires", "invoices", None)
+    assert (query.label_query, query.filters, query.op) == ("width", {"value": {"<=": 1.2}, "year": {"=": 2023}}, "list")
+    # "year" is a field of the invoices only: a question about a report's rows drops it and keeps the terms
+    query = table_query(decision.model_copy(update={"constraints": decision.constraints[2:]}), small_corpus, "tires",
+                        "reports", None)
+    assert (query.label_query, query.filters) == ("tires", {})
+    assert table_query(decision.model_copy(update={"route": "hybrid"}), small_corpus, "tires", None, None) is None
 
 
 def test_measure_prefers_the_column_the_question_names():
