@@ -9,7 +9,8 @@ question → Router (intent, search terms, subqueries, route)
     search of "annotations" uses the Router's entities and topic terms instead)
     → Extraction (fresh context: a short agent reads the results; on a "select" rung, where there is
       nothing to read yet, it first makes at most `agent_steps` tool calls: fetch_section, neighbors,
-      search_text) → findings whose value is not printed on their page are dropped in code
+      search_text) → a finding whose value is not printed on its cited page is moved to the page of
+      the results where it is printed, or dropped, in code
     → Evaluator, when findings are left → findings appended, or a FailedSearch recorded
     → Synthesis over findings and failures only (never raw text): answer | needs | clarify | fail
 → Rerank of all evidence → citations verified against the stored pages.
@@ -150,7 +151,7 @@ class IterativeRetriever(dspy.Module):
 
     def _extract(self, state: "_Run", policy: Policy, item: str, strategy: Strategy,
                  open_items: list[str]) -> tuple[bool, list[str]]:
-        results, anchors = self._search(state, item, strategy)
+        results, anchors, places = self._search(state, item, strategy)
         step = {"item": item, "strategy": strategy.describe(), "results": len(anchors)}
         findings: list[Finding] = []
         reason, sections = "", []
@@ -159,8 +160,11 @@ class IterativeRetriever(dspy.Module):
                                       section_index=self._section_index(state.doc_id, strategy),
                                       failed_searches=state.tried(), results=results,
                                       max_iters=self.agent_steps if strategy.method == "select" else 0)
-            findings = [f for f in extraction.findings if self._printed(f)]
+            placed = [self._placed(f, places) for f in extraction.findings]
+            findings = [f for f in placed if f is not None]
             reason, sections = extraction.failure_reason, extraction.sections_searched
+            if moved := sum(1 for f, g in zip(extraction.findings, placed) if g is not None and g != f):
+                step["moved_to_their_page"] = moved
             if len(findings) < len(extraction.findings):
                 step["not_printed"] = len(extraction.findings) - len(findings)
                 reason = reason if findings else "the values reported are not printed on the pages cited"
@@ -189,8 +193,9 @@ class IterativeRetriever(dspy.Module):
         state.log("extract", step)
         return answered, resolved
 
-    def _search(self, state: "_Run", item: str, strategy: Strategy) -> tuple[str, list[tuple[str, float]]]:
-        """Run the strategy's own search (before the agent's tool calls) and format its results.
+    def _search(self, state: "_Run", item: str, strategy: Strategy) -> tuple[str, list[tuple[str, float]], list[tuple]]:
+        """Run the strategy's own search (before the agent's tool calls): its results formatted, its
+        anchors (node, score) and the places (doc_id, page, section) its results are printed on.
 
         Passages are searched with the item's words; for the question itself the label index is
         searched with the Router's terms. On the first 20 FinanceBench questions the embedded Router's
@@ -205,15 +210,16 @@ class IterativeRetriever(dspy.Module):
                 hits = corpus.annotations_search(query, filters=state.filters or None, bucket=state.bucket,
                                                  top_k=self.top_k, doc_id=scope_doc)
             elif strategy.method == "select":
-                return "No search was run: read the section index and fetch the section likely to hold the item.", []
+                return "No search was run: read the section index and fetch the section likely to hold the item.", [], []
             else:
                 search = corpus.search_semantic if strategy.method == "semantic" else corpus.search_text
                 hits = search(query, bucket=state.bucket, filters=state.filters or None, top_k=self.top_k,
                               context_chars=self.context_chars, doc_id=scope_doc, hybrid=strategy.method == "hybrid")
         except ValueError as error:  # e.g. a filter on a field the bucket does not have
-            return f"The search failed: {error}", []
+            return f"The search failed: {error}", [], []
         anchors = [(hit.get("node_id") or hit.get("annotation_id"), hit["score"]) for hit in hits]
-        return _format_hits(hits) or "No results.", anchors
+        places = [(hit["doc_id"], page, hit.get("section", "")) for hit in hits for page in hit.get("pages", [hit["page"]])]
+        return _format_hits(hits) or "No results.", anchors, list(dict.fromkeys(places))
 
     def _anchor_hits(self, node_id: str) -> list[dict]:
         """The anchor's section, read in full (within budget), as one result."""
@@ -222,7 +228,8 @@ class IterativeRetriever(dspy.Module):
             return []
         doc_id, _, section_id = parent["node_id"][len("sec:"):].rpartition(":")
         section = self.corpus.fetch_section(doc_id, section_id, max_tokens=SECTION_TOKENS)
-        return [{"doc_id": doc_id, "page": section["pages"][0], "section": section["title"],
+        first, last = section["pages"]
+        return [{"doc_id": doc_id, "page": first, "pages": list(range(first, last + 1)), "section": section["title"],
                  "text": section["text"], "node_id": node_id, "score": 1.0}]
 
     def _tools(self) -> list[dspy.Tool]:
@@ -259,10 +266,17 @@ class IterativeRetriever(dspy.Module):
         return "\n".join(f"{r['id']}: {r['title'][:60]} (pp. {r['pages'][0]}-{r['pages'][1]})"
                          for r in shown[:MAX_SECTIONS_SHOWN])
 
-    def _printed(self, finding: Finding) -> bool:
-        """The finding's page exists and its value is printed there (a computed or guessed value is not)."""
+    def _placed(self, finding: Finding, places: list[tuple]) -> Finding | None:
+        """The finding if its value is printed on its cited page; else the finding moved to the first
+        page of the results it read where its value is printed (a 0.5B model often copies the wrong
+        page or doc_id); else None (a computed or guessed value)."""
         text = self.corpus.page_text(finding.doc_id, finding.page)
-        return text is not None and value_on_page(finding, text)
+        if text is not None and value_on_page(finding, text):
+            return finding
+        for doc_id, page, section in places:
+            if value_on_page(finding, self.corpus.page_text(doc_id, page) or ""):
+                return finding.model_copy(update={"doc_id": doc_id, "page": page, "section": section or finding.section})
+        return None
 
     def _replan(self, state: "_Run") -> list[str]:
         try:

@@ -39,7 +39,7 @@ LOCAL_MAX_TOKENS = 512
 # Bounds the grammar puts on strings and lists a schema leaves open (DSPy's own fields, such as
 # ChainOfThought's reasoning, and plain `str` outputs), so a ramble ends as valid JSON, not at the cap.
 GRAMMAR_MAX_CHARS = 400
-GRAMMAR_MAX_ITEMS = 8
+GRAMMAR_MAX_ITEMS = 5
 _COPY_BUFFER = 8 * 1024 * 1024
 _load_lock = threading.Lock()
 

@@ -56,7 +56,8 @@ def value_on_page(finding: Finding, page_text: str) -> bool:
     """The finding's value is printed on the page: as a number (any sign or scale) or as text."""
     number = finding_number(finding)
     if number is None:
-        return _normal(str(finding.value)) in _normal(page_text)
+        value = _normal(str(finding.value))
+        return bool(value) and value in _normal(page_text)
     return any(same_number(abs(number), abs(printed)) for printed in numbers_in(page_text))
 
 

@@ -60,7 +60,7 @@ class Finding(BaseModel):
     page: int
     section: str = Field("", json_schema_extra=bound(chars=80))
     context: str = Field("", description="a few words around the value on the page, quoted",
-                         json_schema_extra=bound(chars=200))
+                         json_schema_extra=bound(chars=120))
 
 
 class FailedSearch(BaseModel):

@@ -148,11 +148,21 @@ def test_clarify_and_fail_end_the_loop_with_their_reason(small_corpus):
 
 
 def test_a_value_not_printed_on_its_page_is_dropped_before_the_evaluator(small_corpus):
-    invented = {**FOUND, "findings": [{**TOTAL, "value": "9,999"}, {**TOTAL, "page": 40}]}
+    invented = {**FOUND, "findings": [{**TOTAL, "value": "9,999"}, {**TOTAL, "value": ""}]}
     result, engine = run(small_corpus, {"extract": invented, "evaluate": ACCEPT, "synthesize": ANSWER},
                          max_iterations=1)
     assert "evaluate" not in engine.steps() and result.findings == [] and result.status == "fail"
     assert result.failed_searches[0]["reason"] == "the values reported are not printed on the pages cited"
+
+
+def test_a_value_cited_on_the_wrong_page_moves_to_the_result_page_that_prints_it(small_corpus):
+    misplaced = {**FOUND, "findings": [{**TOTAL, "page": 40}, {**TOTAL, "doc_id": "inv1"}, {**TOTAL, "value": "9,999"}]}
+    result, engine = run(small_corpus, {"extract": misplaced, "evaluate": {**ACCEPT, "valid_findings": [1, 2]},
+                                        "synthesize": ANSWER}, max_iterations=1)
+    extract = next(step for step in result.trajectory if step["step"] == "extract")
+    assert extract["moved_to_their_page"] == 2 and extract["not_printed"] == 1
+    assert [(f["doc_id"], f["page"]) for f in result.findings] == [("report", 1)]  # the two moved ones are one finding
+    assert result.status == "answer" and result.citations_verified
 
 
 def test_a_number_absent_from_the_findings_fails_verification(small_corpus):
@@ -230,7 +240,7 @@ def test_what_a_small_model_writes_in_routes_and_findings_is_bounded_by_the_resp
     route, extract = (schema["$defs"] for schema in schemas)
     assert route["RouteDecision"]["properties"]["entities"]["maxItems"] == 4
     assert route["Constraint"]["properties"]["value"]["anyOf"][2]["maxItems"] == 5
-    assert extract["Finding"]["properties"]["context"]["maxLength"] == 200
+    assert extract["Finding"]["properties"]["context"]["maxLength"] == 120
 
 
 def test_rerank_orders_the_evidence(small_corpus):
