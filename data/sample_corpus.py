@@ -714,12 +714,16 @@ def _write_jsonl(path: Path, records: list[dict]) -> None:
     path.write_text("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records), encoding="utf-8")
 
 
+KIND_ORDER = ("list", "aggregate", "lookup", "overflow", "clause", "compute", "xref", "absent", "ambiguous")
+
+
 def _interleaved(questions: list[dict]) -> list[dict]:
-    """The questions taking each kind in turn (first of every kind, then second, ...), so that the first
-    N of the file (`ferret demo`, `ferret eval --limit N`) cover every kind."""
-    kinds: dict[str, list[dict]] = {}
+    """The questions taking each kind in turn (first of every kind, then second, ...; kinds in
+    KIND_ORDER, the ones answered from table rows first), so that the first N of the file (`ferret
+    demo`, `ferret eval --limit N`) cover every kind."""
+    kinds: dict[str, list[dict]] = {kind: [] for kind in KIND_ORDER}
     for question in questions:
-        kinds.setdefault(question["kind"], []).append(question)
+        kinds[question["kind"]].append(question)
     rounds = max(len(group) for group in kinds.values())
     return [group[i] for i in range(rounds) for group in kinds.values() if i < len(group)]
 

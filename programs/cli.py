@@ -8,7 +8,8 @@ from pathlib import Path
 
 DEFAULT_INDEX = "runs/index"
 DEMO_KINDS = ("lookup", "list", "aggregate", "clause")  # the sample questions `ferret demo` asks first
-DEMO_EVAL_QUESTIONS = 8
+DEMO_EVAL_QUESTIONS = 6
+DEMO_MAX_ITERATIONS = 2  # keeps the demo to minutes on the embedded model
 
 
 def last_result() -> Path:
@@ -63,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--program", choices=["iterative", "oneshot", "react"], default="iterative")
     demo.add_argument("--lm", help="LiteLLM model string, or 'local' (default; also env FERRET_LM)")
     demo.add_argument("--limit", type=int, default=DEMO_EVAL_QUESTIONS, help="sample questions to evaluate")
+    demo.add_argument("--max-iterations", type=int, default=DEMO_MAX_ITERATIONS, help="iterative program only")
 
     evaluate = commands.add_parser("eval", help="run a program over a dataset's questions, score it, track it in MLflow")
     _dataset_options(evaluate, "financebench, hotpotqa, tatqa, scifact (retrieval only), sample, or jsonl (your own)")
@@ -273,7 +275,7 @@ def _demo(args) -> int:
     print(f"1/3 ingest {SAMPLE} ({', '.join(folder.name for folder in folders)}) into {index}", flush=True)
     prepare_index(folders, index, progress=sys.stderr.isatty())
     print(f"\n2/3 ask ({args.program}, LM {args.lm or 'local'})", flush=True)
-    program, lm = make_program(args.program, Corpus(index)), make_lm(args.lm)
+    program, lm = make_program(args.program, Corpus(index), args.max_iterations), make_lm(args.lm)
     for kind in DEMO_KINDS:
         example = next(example for example in examples if example.get("kind") == kind)
         print(f"\nQ ({kind}): {example.question}\n  gold: {example.answer}", flush=True)
@@ -281,7 +283,7 @@ def _demo(args) -> int:
             _print_result(program(question=example.question, doc_id=example.get("doc_id")))
     print(f"\n3/3 eval: the first {args.limit} sample questions", flush=True)
     _print_summary(evaluate("sample", SAMPLE, index, args.program, args.lm, split_name="all", limit=args.limit,
-                            progress=sys.stderr.isatty()))
+                            max_iterations=args.max_iterations, progress=sys.stderr.isatty()))
     return 0
 
 
