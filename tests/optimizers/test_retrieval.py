@@ -63,7 +63,7 @@ def test_scifact_subset_metrics(scifact_subset, monkeypatch):
     assert result["hybrid_ndcg@10"] >= 0.6 and result["hybrid_recall@5"] >= 0.7 and result["hybrid_recall@100"] >= 0.9
     assert result["text_recall@100"] >= result["text_recall@5"] >= result["text_recall_all@5"]
     # The same questions as the user's JSONL over the already-built index: nothing ingested, same numbers.
-    monkeypatch.setattr(retrieval, "ingest", lambda *args, **kwargs: pytest.fail("jsonl must not ingest"))
+    monkeypatch.setattr(retrieval, "prepare_index", lambda *args, **kwargs: pytest.fail("jsonl must not ingest"))
     mine = evaluate_recall("jsonl", root / "claims.jsonl", root / "index", modes=("text", "hybrid"))
     assert {key: mine[key] for key in mine if key.startswith(("text_", "hybrid_"))} == \
            {key: result[key] for key in result if key.startswith(("text_", "hybrid_"))}
