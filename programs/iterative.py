@@ -38,7 +38,7 @@ from dspy.utils.exceptions import AdapterParseError
 from corpus.tools import Corpus
 from programs.result import error_text, measured, outcome
 from programs.strategy import Attempt, Policy, Strategy, ladder
-from programs.structured import ROW_LIMIT, answer_from_annotations, nothing_matched, table_query
+from programs.structured import ROW_LIMIT, answer_from_annotations, asked_aggregate, nothing_matched, table_query
 from programs.verify import value_on_page, verify
 from signatures import Evaluator, Extraction, Planner, Rerank, Router, Synthesis
 from signatures.types import FailedSearch, Finding, RouteDecision
@@ -93,7 +93,7 @@ class IterativeRetriever(dspy.Module):
         question = state.question
         decision = self._route(state)
         rungs = ladder(decision.route, decision.fallbacks, document_scoped=state.doc_id is not None)
-        query = table_query(decision, self.corpus, state.terms, state.bucket, state.doc_id)
+        query = table_query(decision, self.corpus, question, state.bucket, state.doc_id)
         if query is not None:
             table = answer_from_annotations(self.corpus, query, question, self.row_limit)
             state.table_attempts = table.attempts
@@ -132,8 +132,10 @@ class IterativeRetriever(dspy.Module):
 
     # --- steps --------------------------------------------------------------------------------------
     def _route(self, state: "_Run") -> RouteDecision:
-        """The Router's decision. A question about one document gets no corpus overview (a 0.5B Router
-        copies the listed ids into every field), so it gets no metadata filters either."""
+        """The Router's decision; its aggregate only when the question asks for one (`asked_aggregate`).
+        A question about one
+        document gets no corpus overview (a 0.5B Router copies what it lists into every field), so it
+        gets no metadata filters either."""
         overview = "one given document" if state.doc_id else self.corpus.overview()
         try:
             decision = self.route(question=state.question, corpus_overview=overview).decision
@@ -145,9 +147,11 @@ class IterativeRetriever(dspy.Module):
         known = set() if state.doc_id else self.corpus.filter_fields(state.bucket)
         state.filters = {c.field: {c.op: c.value} for c in decision.constraints if c.field in known}
         state.terms = " ".join(dict.fromkeys(term for term in [*decision.entities, *decision.topic_terms] if term.strip()))
+        aggregate = asked_aggregate(decision.aggregate, state.question)
         state.log("route", {**decision.model_dump(), "dropped_constraints": [
-            c.field for c in decision.constraints if c.field not in known]})
-        return decision
+            c.field for c in decision.constraints if c.field not in known],
+            **({"dropped_aggregate": decision.aggregate} if aggregate != decision.aggregate else {})})
+        return decision.model_copy(update={"aggregate": aggregate})
 
     def _extract(self, state: "_Run", policy: Policy, item: str, strategy: Strategy,
                  open_items: list[str]) -> tuple[bool, list[str]]:

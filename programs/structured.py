@@ -33,6 +33,12 @@ AGGREGATES = ("sum", "avg", "min", "max", "count")
 MEASURES = ("amount", "total", "cost", "price", "value")
 QUANTITIES = ("qty", "quantity", "units", "pcs")  # what "how many" adds up
 _COMPARISONS = {"=", ">", ">=", "<", "<=", "between"}
+_AGGREGATE_CUES = {
+    "sum": r"\b(total|sum|altogether|combined|in all|how many|how much)\b",
+    "avg": r"\b(average|mean)\b",
+    "min": r"\b(min|minimum|lowest|smallest|least|cheapest)\b",
+    "max": r"\b(max|maximum|highest|largest|most|biggest|greatest)\b",
+    "count": r"\b(how many|number of|count)\b"}
 _OP_WORDS = {"sum": "Sum", "avg": "Average", "min": "Minimum", "max": "Maximum", "count": "Count"}
 
 
@@ -59,10 +65,11 @@ class TableAnswer:
     derived: list[float] = field(default_factory=list)
 
 
-def table_query(decision: RouteDecision, corpus: Corpus, terms: str, bucket: str | None,
+def table_query(decision: RouteDecision, corpus: Corpus, question: str, bucket: str | None,
                 doc_id: str | None) -> TableQuery | None:
     """The query for a structured list or aggregate question, or None for any other question.
 
+    The label query is the Router's entities and topic terms that the question words (`grounded`).
     Constraints on the bucket's fields are filters (none for a question about one document); a
     constraint on a field of another bucket is dropped; the first numeric comparison on a field no
     bucket has ("width <= 1.2") becomes the label query with a filter on the annotation's value."""
@@ -76,11 +83,33 @@ def table_query(decision: RouteDecision, corpus: Corpus, terms: str, bucket: str
         elif not label and constraint.field not in known_anywhere and constraint.op in _COMPARISONS \
                 and _numeric(constraint):
             label, filters["value"] = constraint.field, {constraint.op: constraint.value}
-    label_query = label or terms
+    label_query = label or " ".join(dict.fromkeys(grounded([*decision.entities, *decision.topic_terms], question)))
     if not label_query.strip():
         return None
     op = decision.aggregate if decision.aggregate in AGGREGATES else "list"
     return TableQuery(label_query, filters, bucket, doc_id, op)
+
+
+def grounded(terms: list[str], question: str) -> list[str]:
+    """The Router's terms whose words all occur in the question (plurals folded, numbers not checked;
+    a term of numbers only is dropped: a year is a filter, not a label). The embedded 0.5B Router fills
+    its terms with field names from the overview and made-up names, and an exact count or sum over
+    the labels they match answers nothing that was asked. (The loop's searches, which rank rather
+    than count, take every term.)"""
+    asked = {_singular(word) for word in re.findall(r"[a-z0-9]+", question.lower())}
+    kept = []
+    for term in terms:
+        words = [_singular(word) for word in re.findall(r"[a-z]+", term.lower())]
+        if words and all(word in asked for word in words):
+            kept.append(term)
+    return kept
+
+
+def asked_aggregate(op: str, question: str) -> str:
+    """The Router's aggregate when the question's wording asks for it ("total", "how many", "average",
+    "highest"...), else "none": an aggregate over the rows of a lookup question sums unrelated rows."""
+    cue = _AGGREGATE_CUES.get(op)
+    return op if cue and re.search(cue, question, re.IGNORECASE) else "none"
 
 
 def answer_from_annotations(corpus: Corpus, query: TableQuery, question: str,
@@ -172,13 +201,14 @@ def _aggregate(corpus: Corpus, query: TableQuery, filters: dict, rows: list[dict
 
 
 def measure(rows: list[dict], question: str) -> str | None:
-    """The column to aggregate: one the question names, else for "how many" the first of QUANTITIES
+    """The column to aggregate: one the question names (with the question's year, if a column has it), else for "how many" the first of QUANTITIES
     the rows have, else the first of MEASURES, else None (each row's first number)."""
     columns = list(dict.fromkeys(key for row in rows for key, number in row["numbers"].items() if number is not None))
     words = set(re.findall(r"[a-z]+", question.lower()))
     named = [c for c in columns if (names := set(re.findall(r"[a-z]+", c.lower()))) and names <= words]
-    if named:
-        return named[0]
+    if named:  # "Revenue 2022" over "Revenue 2023" for a question about 2022
+        years = set(re.findall(r"\d+", question))
+        return max(named, key=lambda column: len(set(re.findall(r"\d+", column)) & years))
     preferred = (*QUANTITIES, *MEASURES) if re.search(r"\bhow many\b", question, re.IGNORECASE) else MEASURES
     return next((c for name in preferred for c in columns if name in c.lower()), None)
 
@@ -218,6 +248,12 @@ def _finding(row: dict, column: str | None = None) -> Finding:
     return Finding(label=row["label"][:80], value=value if value is not None else row["value_text"][:40],
                    unit=row["unit"] or None, doc_id=row["doc_id"], page=row["page"], section=row["section"][:80],
                    context=f"{row['label']}: {row['value_text']}"[:200])
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
 
 
 def _number(row: dict, column: str | None) -> float | None:

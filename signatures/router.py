@@ -18,5 +18,5 @@ class Router(dspy.Signature):
     "hybrid"; fallbacks: the other routes, in the order to try them."""
 
     question: str = dspy.InputField()
-    corpus_overview: str = dspy.InputField(desc="buckets, their metadata fields, and the documents")
+    corpus_overview: str = dspy.InputField(desc="buckets and their metadata fields")
     decision: RouteDecision = dspy.OutputField()

@@ -10,7 +10,7 @@ import pytest
 
 from programs.cli import main
 from programs.iterative import IterativeRetriever
-from programs.structured import export_rows, measure, table_query
+from programs.structured import asked_aggregate, export_rows, grounded, measure, table_query
 from signatures.types import RouteDecision
 from tests.fakes import scripted_lm
 
@@ -96,13 +96,14 @@ def test_a_comparison_on_a_field_no_bucket_has_queries_that_label_and_filters_va
     decision = RouteDecision(intent="list", route="structured", topic_terms=["tires"], constraints=[
         {"field": "width", "op": "<=", "value": 1.2}, {"field": "height", "op": "<=", "value": 2},
         {"field": "year", "op": "=", "value": 2023}])
-    query = table_query(decision, small_corpus, "tires", "invoices", None)
+    query = table_query(decision, small_corpus, "Which tires are at most 1.2 wide?", "invoices", None)
     assert (query.label_query, query.filters, query.op) == ("width", {"value": {"<=": 1.2}, "year": {"=": 2023}}, "list")
     # "year" is a field of the invoices only: a question about a report's rows drops it and keeps the terms
-    query = table_query(decision.model_copy(update={"constraints": decision.constraints[2:]}), small_corpus, "tires",
-                        "reports", None)
+    query = table_query(decision.model_copy(update={"constraints": decision.constraints[2:]}), small_corpus,
+                        "Which tires?", "reports", None)
     assert (query.label_query, query.filters) == ("tires", {})
-    assert table_query(decision.model_copy(update={"route": "hybrid"}), small_corpus, "tires", None, None) is None
+    assert table_query(decision.model_copy(update={"route": "hybrid"}), small_corpus, "Which tires?", None, None) is None
+    assert table_query(decision.model_copy(update={"constraints": []}), small_corpus, "Which parts?", None, None) is None
 
 
 def test_measure_prefers_the_column_the_question_names():
@@ -111,6 +112,34 @@ def test_measure_prefers_the_column_the_question_names():
     assert measure(rows, "How much was spent?") == "Amount"
     assert measure(rows, "How many tires did we buy?") == "Qty"
     assert measure([{"numbers": {"2023": 1.0, "2022": 2.0}}], "Revenue?") is None
+    by_year = [{"numbers": {"Revenue 2023": 412.6, "Revenue 2022": 380.1}}]
+    assert measure(by_year, "What was Consumer segment revenue in 2022?") == "Revenue 2022"
+    assert measure(by_year, "What was Consumer segment revenue?") == "Revenue 2023"  # the first the rows give
+
+
+def test_the_routers_terms_and_aggregate_must_come_from_the_question():
+    question = "How much was spent on batteries in 2023 in total?"
+    # what the embedded Router wrote for it: field names, a made-up vendor, a year, and the question's word
+    terms = ["counterparty", "effective_date", "Google", "2023", "Batteries", "battery storage", "spent on"]
+    assert grounded(terms, question) == ["Batteries", "spent on"]
+    assert grounded(["ACME's 2023 service contract"], "In ACME's 2023 service contract, how many days?") == [
+        "ACME's 2023 service contract"]
+    assert asked_aggregate("sum", question) == "sum"
+    assert asked_aggregate("max", question) == "none"
+    assert asked_aggregate("sum", "What was Consumer segment revenue in 2022?") == "none"
+    assert asked_aggregate("count", "How many tires did we buy in 2023?") == "count"
+    assert asked_aggregate("none", "What is the total of invoice SSD-23-0385?") == "none"
+
+
+def test_a_lookup_the_router_calls_an_aggregate_is_not_summed_and_foreign_terms_are_not_counted(small_corpus):
+    decision = {"intent": "lookup", "aggregate": "sum", "topic_terms": ["tires"]}
+    result, engine = ask(small_corpus, decision, question="What did the tires cost?", max_iterations=1)
+    assert result.trajectory[0]["dropped_aggregate"] == "sum"
+    assert "structured" not in [step["step"] for step in result.trajectory]
+    assert "extract" in engine.steps()  # the loop reads the question instead
+    listing = {"intent": "list", "topic_terms": ["tires", "Total"]}
+    result, _ = ask(small_corpus, listing, question="Which receipts contain tires?")
+    assert structured_step(result)["attempts"][0]["query"] == "tires"  # "Total" would match every receipt
 
 
 def test_ferret_export_last_writes_the_last_answers_rows(small_corpus, tmp_path, monkeypatch, capsys):
