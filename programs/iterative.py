@@ -41,6 +41,7 @@ from programs.strategy import Attempt, Policy, Strategy, ladder
 from programs.structured import ROW_LIMIT, answer_from_annotations, asked_aggregate, nothing_matched, table_query
 from programs.verify import value_on_page, verify
 from signatures import Evaluator, Extraction, Planner, Rerank, Router, Synthesis
+from signatures.router import EXAMPLES as ROUTER_EXAMPLES
 from signatures.types import FailedSearch, Finding, RouteDecision
 
 MAX_SECTIONS_SHOWN = 60
@@ -75,6 +76,7 @@ class IterativeRetriever(dspy.Module):
         self.agent_steps = agent_steps
         self.row_limit = row_limit
         self.route = dspy.Predict(Router)
+        self.route.demos = list(ROUTER_EXAMPLES)  # worked readings, until a compile replaces them
         self.extract = _Agent(Extraction, tools=self._tools(), max_iters=agent_steps)
         self.evaluate = dspy.Predict(Evaluator)
         self.synthesize = dspy.ChainOfThought(Synthesis)

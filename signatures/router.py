@@ -7,7 +7,8 @@ from signatures.types import RouteDecision
 class Router(dspy.Signature):
     """Read the question and plan the search.
 
-    intent: lookup (one value), list, compute (a number from several values), compare or explain.
+    intent: lookup (one value), list (which documents or rows match: "which orders...", "list every..."),
+    compute (a number from several values), compare or explain.
     buckets: the corpus buckets to search (empty = all). entities: the names in the question.
     constraints: filters on the metadata fields in the corpus overview only. topic_terms: the
     question's own words for what it asks, as a keyword query, without names. subqueries: for
@@ -20,3 +21,28 @@ class Router(dspy.Signature):
     question: str = dspy.InputField()
     corpus_overview: str = dspy.InputField(desc="buckets and their metadata fields")
     decision: RouteDecision = dspy.OutputField()
+
+
+_OVERVIEW = ("bucket orders: 40 documents; fields: supplier (text), date (date), total (number)\n"
+             "bucket filings: 3 documents; fields: company (text), fiscal_year (number)")
+
+# Worked readings on a made-up corpus (not the sample's): the Router's demos until a compile replaces them.
+# Without them the embedded 0.5B Router read every sample question as a "lookup" on the "hybrid" route.
+EXAMPLES = [
+    dspy.Example(question="What was Contoso's research and development expense in fiscal 2021?",
+                 corpus_overview=_OVERVIEW,
+                 decision=RouteDecision(intent="lookup", buckets=["filings"], entities=["Contoso"],
+                                        constraints=[{"field": "fiscal_year", "op": "=", "value": 2021}],
+                                        topic_terms=["research and development expense"], route="long_text",
+                                        fallbacks=["hybrid"])).with_inputs("question", "corpus_overview"),
+    dspy.Example(question="How much did we spend on printer toner from Officeline in 2022 in total?",
+                 corpus_overview=_OVERVIEW,
+                 decision=RouteDecision(intent="compute", buckets=["orders"], entities=["Officeline"], constraints=[
+                     {"field": "supplier", "op": "=", "value": "Officeline"},
+                     {"field": "date", "op": "between", "value": ["2022-01-01", "2022-12-31"]}],
+                     topic_terms=["printer toner"], aggregate="sum", route="structured",
+                     fallbacks=["hybrid"])).with_inputs("question", "corpus_overview"),
+    dspy.Example(question="Which purchase orders include laptops?", corpus_overview=_OVERVIEW,
+                 decision=RouteDecision(intent="list", buckets=["orders"], topic_terms=["laptops"],
+                                        route="structured", fallbacks=["hybrid"])).with_inputs("question", "corpus_overview"),
+]

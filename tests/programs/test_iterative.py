@@ -228,6 +228,24 @@ def test_a_question_about_one_document_is_routed_without_the_corpus_overview_or_
     assert "bucket invoices" in overview and "inv1" not in overview  # fields, not document ids
 
 
+def test_the_router_sees_its_worked_readings_until_a_compiled_state_replaces_them(small_corpus, tmp_path):
+    prompts = []
+
+    def route(inputs, prompt):
+        prompts.append(prompt)
+        return {"decision": {"route": "hybrid"}}
+
+    run(small_corpus, {"route": route, "extract": MISSED}, doc_id=None, max_iterations=1)
+    assert "Which purchase orders include laptops?" in prompts[0]
+    program = IterativeRetriever(small_corpus)
+    program.route.demos = [dspy.Example(question="Q?", corpus_overview="none",
+                                        decision={"route": "structured"}).with_inputs("question", "corpus_overview")]
+    program.save(tmp_path / "compiled.json")
+    loaded = IterativeRetriever(small_corpus)
+    loaded.load(tmp_path / "compiled.json")
+    assert [demo["question"] for demo in loaded.route.demos] == ["Q?"]
+
+
 def test_what_a_small_model_writes_in_routes_and_findings_is_bounded_by_the_response_schema(small_corpus):
     class Recording(ScriptedEngine):
         def complete(self, request):
