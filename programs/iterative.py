@@ -94,8 +94,9 @@ class IterativeRetriever(dspy.Module):
     def _answer(self, state: "_Run") -> dspy.Prediction:
         question = state.question
         decision = self._route(state)
-        rungs = ladder(decision.route, decision.fallbacks, document_scoped=state.doc_id is not None)
-        query = table_query(decision, self.corpus, question, state.bucket, state.doc_id)
+        rungs = ladder(decision.route, decision.fallbacks, document_scoped=state.doc_id is not None,
+                       filtered=bool(state.routed_bucket or state.filters))
+        query = table_query(decision, self.corpus, question, state.bucket or state.routed_bucket, state.doc_id)
         if query is not None:
             table = answer_from_annotations(self.corpus, query, question, self.row_limit)
             state.table_attempts = table.attempts
@@ -144,9 +145,10 @@ class IterativeRetriever(dspy.Module):
         except Exception as error:  # malformed output: fall back to the default route, and say so
             state.log("route", {"error": error_text(error)})
             return RouteDecision(subqueries=[])
-        if state.bucket is None and len(decision.buckets) == 1 and decision.buckets[0] in self.corpus.schemas:
-            state.bucket = decision.buckets[0]
-        known = set() if state.doc_id else self.corpus.filter_fields(state.bucket)
+        if state.bucket is None and state.doc_id is None and len(decision.buckets) == 1 \
+                and decision.buckets[0] in self.corpus.schemas:
+            state.routed_bucket = decision.buckets[0]
+        known = set() if state.doc_id else self.corpus.filter_fields(state.bucket or state.routed_bucket)
         state.filters = {c.field: {c.op: c.value} for c in decision.constraints if c.field in known}
         state.terms = " ".join(dict.fromkeys(term for term in [*decision.entities, *decision.topic_terms] if term.strip()))
         aggregate = asked_aggregate(decision.aggregate, state.question)
@@ -207,19 +209,21 @@ class IterativeRetriever(dspy.Module):
         searched with the Router's terms. On the first 20 FinanceBench questions the embedded Router's
         terms found an evidence page in the top 4 hybrid passages for .15-.25 of questions against .30
         for the question's words, and among the top 4 labels for .35-.45 against .40."""
-        corpus, scope_doc = self.corpus, state.doc_id if strategy.scope != "global" else None
+        corpus, scope_doc = self.corpus, state.doc_id if strategy.scope == "document" else None
+        filtered = strategy.scope == "filtered"  # the Router's bucket and filters; wider scopes drop them
+        bucket, filters = (state.bucket or state.routed_bucket, state.filters or None) if filtered else (state.bucket, None)
         query = state.terms if strategy.method == "annotations" and item == state.question and state.terms else item
         try:
             if strategy.method == "neighbors":
                 hits = self._anchor_hits(strategy.anchor)
             elif strategy.method == "annotations":
-                hits = corpus.annotations_search(query, filters=state.filters or None, bucket=state.bucket,
+                hits = corpus.annotations_search(query, filters=filters, bucket=bucket,
                                                  top_k=self.top_k, doc_id=scope_doc)
             elif strategy.method == "select":
                 return "No search was run: read the section index and fetch the section likely to hold the item.", [], []
             else:
                 search = corpus.search_semantic if strategy.method == "semantic" else corpus.search_text
-                hits = search(query, bucket=state.bucket, filters=state.filters or None, top_k=self.top_k,
+                hits = search(query, bucket=bucket, filters=filters, top_k=self.top_k,
                               context_chars=self.context_chars, doc_id=scope_doc, hybrid=strategy.method == "hybrid")
         except ValueError as error:  # e.g. a filter on a field the bucket does not have
             return f"The search failed: {error}", [], []
@@ -369,7 +373,8 @@ class _Run:
     """The mutable state of one question: findings append, failures are recorded, every step logged."""
 
     def __init__(self, question: str, doc_id: str | None, bucket: str | None, on_step=None):
-        self.question, self.doc_id, self.bucket, self.on_step = question, doc_id, bucket, on_step
+        self.question, self.doc_id, self.bucket, self.on_step = question, doc_id, bucket, on_step  # the caller's
+        self.routed_bucket: str | None = None  # the one bucket the Router chose, with `filters` the "filtered" scope
         self.filters: dict = {}
         self.terms = ""  # the Router's entities and topic terms: the label query for the question itself
         self.findings: list[Finding] = []

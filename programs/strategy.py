@@ -8,9 +8,12 @@ A strategy is a retrieval method, the granularity it reads at, and a scope.
   value or table row), "hybrid" and "semantic" return passages, "select" and "neighbors" (the
   section around an earlier good hit) return whole sections. At equal cost the finer method comes
   first: a fact or a passage is cheap to read; a section costs the LM a long read.
-- Scopes widen: "anchor" (the graph neighbours of an earlier good hit) < "document" < "global".
+- Scopes widen: "anchor" (the graph neighbours of an earlier good hit) < "document" < "filtered" (the
+  bucket and metadata filters the Router chose) < "global" (the caller's bucket, if any, and no filter).
   For a question about one document every method is tried inside it before any over the whole
-  corpus. A "select" rung is never global: it reads one document's tree.
+  corpus. For any other question each method is tried inside the Router's bucket and filters (when it
+  chose any), then at once without them: a wrong guess of the Router costs one rung, not the ladder.
+  A "select" rung reads one document's tree: it is only ever on the "document" scope.
 The route chosen by the Router decides where the ladder starts ("long_text" starts coarse, with "select").
 
 Rules, in order:
@@ -27,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Method = Literal["annotations", "hybrid", "semantic", "select", "neighbors"]
-Scope = Literal["anchor", "document", "global"]
+Scope = Literal["anchor", "document", "filtered", "global"]
 Granularity = Literal["fact", "passage", "section"]
 
 METHOD_COST = {"annotations": 0, "hybrid": 1, "semantic": 1, "select": 2}
@@ -66,17 +69,21 @@ class Attempt:
     anchors: list[tuple[str, float]] = field(default_factory=list)
 
 
-def ladder(route: str, fallbacks: list[str], document_scoped: bool) -> list[Strategy]:
+def ladder(route: str, fallbacks: list[str], document_scoped: bool, filtered: bool = False) -> list[Strategy]:
     """The route's first method, then every other method of the route and its fallbacks, cheapest
-    (then finest) first; for a document-scoped question all of them inside the document, then globally."""
+    (then finest) first: all of them inside the document, then globally, for a document-scoped question;
+    otherwise each inside the Router's bucket and filters (when `filtered`), then globally."""
     methods: list[Method] = []
     for name in [route, *fallbacks]:
         methods += [m for m in ROUTE_METHODS.get(name, ROUTE_METHODS["hybrid"]) if m not in methods]
     first, rest = methods[0], sorted(methods[1:], key=lambda m: (METHOD_COST[m], FINENESS[GRANULARITY[m]],
                                                                  methods.index(m)))
-    scopes: list[Scope] = ["document", "global"] if document_scoped else ["global"]
-    return [Strategy(method, scope) for scope in scopes for method in [first, *rest]
-            if not (method == "select" and scope == "global")]
+    methods = [first, *rest]
+    if document_scoped:
+        rungs = [Strategy(method, scope) for scope in ("document", "global") for method in methods]
+    else:  # the Router's narrowing is a guess: each method widens at once when it fails
+        rungs = [Strategy(method, scope) for method in methods for scope in (("filtered",) if filtered else ()) + ("global",)]
+    return [rung for rung in rungs if not (rung.method == "select" and rung.scope != "document")]
 
 
 @dataclass

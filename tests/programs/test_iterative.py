@@ -217,6 +217,17 @@ def test_router_constraints_on_unknown_fields_are_dropped_not_fatal(small_corpus
     assert "inv1" in first_extraction["results"] and "inv2" not in first_extraction["results"]  # year = 2023 applied
 
 
+def test_the_routers_bucket_and_filters_narrow_a_method_once_then_it_searches_everywhere(small_corpus):
+    route = {"decision": {"route": "structured", "buckets": ["invoices"], "topic_terms": ["tires"],
+                          "constraints": [{"field": "year", "op": "=", "value": 2019}]}}  # a wrong guess
+    result, engine = run(small_corpus, {"route": route, "extract": MISSED, "synthesize": NEEDS},
+                         question="Which receipts contain tires?", doc_id=None, max_iterations=2)
+    first, second = inputs_of(engine, "extract")[:2]
+    assert "tires" not in first["results"] and "Winter tires" in second["results"]
+    assert [step["strategy"] for step in result.trajectory if step["step"] == "extract"] == [
+        "annotations search for facts, filtered", "annotations search for facts, global"]
+
+
 def test_a_question_about_one_document_is_routed_without_the_corpus_overview_or_filters(small_corpus):
     route = {"decision": {"route": "hybrid", "constraints": [{"field": "page", "op": ">", "value": 5}]}}
     result, engine = run(small_corpus, {"route": route, "extract": MISSED}, max_iterations=1)

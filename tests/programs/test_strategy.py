@@ -15,6 +15,11 @@ def test_ladder_escalates_by_cost_fine_before_coarse_inside_the_document_first()
     long_text = ladder("long_text", ["structured"], document_scoped=True)
     assert [s.method for s in long_text[:4]] == ["select", "annotations", "hybrid", "semantic"]  # coarse start
     assert long_text[0].describe() == "select search for sections, document"
+    # the Router's bucket and filters narrow each method once; then the same method searches everywhere
+    narrowed = ladder("structured", ["long_text"], document_scoped=False, filtered=True)
+    assert [(s.method, s.scope) for s in narrowed] == [
+        ("annotations", "filtered"), ("annotations", "global"), ("hybrid", "filtered"), ("hybrid", "global"),
+        ("semantic", "filtered"), ("semantic", "global")]
 
 
 def test_a_failed_strategy_is_never_repeated_for_the_same_item():
