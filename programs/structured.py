@@ -8,7 +8,8 @@ constraints on the bucket's metadata fields are metadata filters; a comparison o
 - No row: the filters are widened, dropped one at a time from the last, and each try is recorded
   (query, filters, rows). Still none (or, for an aggregate, no number in the rows found): the loop
   switches route; if that finds nothing either, the question ends in "clarify", saying what was tried.
-- A list answers with the matching documents (or, inside one document, the matching rows); more
+- A list answers with the values of the metadata field the question names ("from which vendors"), else
+  the matching documents (or, inside one document, the matching rows); more
   rows than `row_limit` is an overload: "clarify" with the total and the first rows, and every row
   kept on the result for export (`ferret export LAST --csv FILE`, `export_rows`).
 - An aggregate (sum, avg, min, max, count) is `Corpus.annotations_aggregate` over the same rows, on
@@ -131,7 +132,7 @@ def answer_from_annotations(corpus: Corpus, query: TableQuery, question: str,
         return _aggregate(corpus, query, filters, rows, question, attempts)
     if len(rows) > row_limit:
         return _overload(query, filters, rows, row_limit, attempts)
-    return _listing(query, rows, attempts)
+    return _listing(query, rows, attempts, question)
 
 
 def nothing_matched(attempts: list[dict], tried: list[str]) -> dict:
@@ -155,11 +156,17 @@ def export_rows(result, path: str | Path) -> dict:
 # --- outcomes ---------------------------------------------------------------------------------------
 
 
-def _listing(query: TableQuery, rows: list[dict], attempts: list[dict]) -> TableAnswer:
+def _listing(query: TableQuery, rows: list[dict], attempts: list[dict], question: str) -> TableAnswer:
     rows = sorted(rows, key=lambda row: (row["doc_id"], row["page"]))  # listed in document order
     findings = [_finding(row) for row in rows]
     documents = list(dict.fromkeys(row["doc_id"] for row in rows))
-    if len(documents) > 1:
+    values: dict[str, list[str]] = {}
+    if field := named_field(rows, question):  # "from which vendors...": the field's values, with their documents
+        for row in rows:
+            values.setdefault(str(row["metadata"][field]), []).append(row["doc_id"])
+        items = [f"{value} ({', '.join(dict.fromkeys(docs))})" for value, docs in values.items()]
+        answer = f"{len(values)} {field} values over {len(documents)} documents match {query.label_query!r}: {'; '.join(items)}."
+    elif len(documents) > 1:
         labels = {doc: list(dict.fromkeys(r["label"] for r in rows if r["doc_id"] == doc)) for doc in documents}
         items = [f"{doc} ({', '.join(labels[doc][:3])})" for doc in documents]
         answer = f"{len(documents)} documents match {query.label_query!r}: {'; '.join(items)}."
@@ -167,7 +174,7 @@ def _listing(query: TableQuery, rows: list[dict], attempts: list[dict]) -> Table
         answer = f"{len(rows)} rows of {documents[0]} match {query.label_query!r}: " + "; ".join(
             f"{r['label']}: {r['value_text']}" for r in rows) + "."
     cited = outcome("answer", answer, sources=list(range(1, len(findings) + 1)), confidence=1.0)
-    return TableAnswer(cited, attempts, rows, findings, [float(len(documents)), float(len(rows))])
+    return TableAnswer(cited, attempts, rows, findings, [float(len(documents)), float(len(rows)), float(len(values))])
 
 
 def _overload(query: TableQuery, filters: dict, rows: list[dict], row_limit: int, attempts: list[dict]) -> TableAnswer:
@@ -198,6 +205,13 @@ def _aggregate(corpus: Corpus, query: TableQuery, filters: dict, rows: list[dict
     derived = [float(value), float(result["n"]), float(len({r["doc_id"] for r in counted}))]
     cited = outcome("answer", answer, sources=list(range(1, len(findings) + 1)), confidence=1.0)
     return TableAnswer(cited, attempts, rows, findings, derived)
+
+
+def named_field(rows: list[dict], question: str) -> str | None:
+    """The document metadata field the question names ("vendors" → vendor) that every row has, if any."""
+    words = {_singular(word) for word in re.findall(r"[a-z]+", question.lower())}
+    fields = [key for key in rows[0]["metadata"] if all(row["metadata"].get(key) not in (None, "") for row in rows)]
+    return next((key for key in fields if _singular(key.lower()) in words), None)
 
 
 def measure(rows: list[dict], question: str) -> str | None:

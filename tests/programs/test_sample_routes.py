@@ -27,6 +27,8 @@ DECISIONS = {  # question id → what a good Router says
     "ds-list-narrow-panels": {"intent": "list", "buckets": ["datasheets"], "topic_terms": ["solar panels"],
                               "constraints": [{"field": "width", "op": "<=", "value": 1.2}]},
     "inv-overflow-cables": {"intent": "list", "buckets": ["invoices"], "topic_terms": ["cable"]},
+    "inv-list-battery-vendors-2023": {"intent": "list", "buckets": ["invoices"], "topic_terms": ["batteries"],
+                                      "constraints": [YEAR_2023]},
 }
 
 
