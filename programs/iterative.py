@@ -136,9 +136,8 @@ class IterativeRetriever(dspy.Module):
     # --- steps --------------------------------------------------------------------------------------
     def _route(self, state: "_Run") -> RouteDecision:
         """The Router's decision; its aggregate only when the question asks for one (`asked_aggregate`).
-        A question about one
-        document gets no corpus overview (a 0.5B Router copies what it lists into every field), so it
-        gets no metadata filters either."""
+        A question about one document gets no corpus overview (a 0.5B Router copies what it lists into
+        every field), so it gets no metadata filters or bucket either."""
         overview = "one given document" if state.doc_id else self.corpus.overview()
         try:
             decision = self.route(question=state.question, corpus_overview=overview).decision
