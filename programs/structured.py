@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from corpus.lexical import tokenize
 from corpus.tools import Corpus, write_annotations_csv
 from programs.result import outcome
 from signatures.types import Constraint, Finding, RouteDecision
@@ -92,16 +93,17 @@ def table_query(decision: RouteDecision, corpus: Corpus, question: str, bucket: 
 
 
 def grounded(terms: list[str], question: str) -> list[str]:
-    """The Router's terms whose words all occur in the question (plurals folded, numbers not checked;
-    a term of numbers only is dropped: a year is a filter, not a label). The embedded 0.5B Router fills
+    """The Router's terms whose words all occur in the question (compared as the label index tokenizes
+    them: stemmed, without stopwords; numbers are not checked, and a term of numbers only is dropped: a
+    year is a filter, not a label). The embedded 0.5B Router fills
     its terms with field names from the overview and made-up names, and an exact count or sum over
     the labels they match answers nothing that was asked. (The loop's searches, which rank rather
     than count, take every term.)"""
-    asked = {_singular(word) for word in re.findall(r"[a-z0-9]+", question.lower())}
+    asked = set(tokenize([question])[0])
     kept = []
-    for term in terms:
-        words = [_singular(word) for word in re.findall(r"[a-z]+", term.lower())]
-        if words and all(word in asked for word in words):
+    for term, tokens in zip(terms, tokenize(terms) if terms else []):
+        words = {token for token in tokens if not token.isdigit()}
+        if words and words <= asked:
             kept.append(term)
     return kept
 
@@ -209,9 +211,10 @@ def _aggregate(corpus: Corpus, query: TableQuery, filters: dict, rows: list[dict
 
 def named_field(rows: list[dict], question: str) -> str | None:
     """The document metadata field the question names ("vendors" → vendor) that every row has, if any."""
-    words = {_singular(word) for word in re.findall(r"[a-z]+", question.lower())}
+    asked = set(tokenize([question])[0])
     fields = [key for key in rows[0]["metadata"] if all(row["metadata"].get(key) not in (None, "") for row in rows)]
-    return next((key for key in fields if _singular(key.lower()) in words), None)
+    return next((key for key, words in zip(fields, tokenize(fields) if fields else []) if words and set(words) <= asked),
+                None)
 
 
 def measure(rows: list[dict], question: str) -> str | None:
@@ -262,12 +265,6 @@ def _finding(row: dict, column: str | None = None) -> Finding:
     return Finding(label=row["label"][:80], value=value if value is not None else row["value_text"][:40],
                    unit=row["unit"] or None, doc_id=row["doc_id"], page=row["page"], section=row["section"][:80],
                    context=f"{row['label']}: {row['value_text']}"[:200])
-
-
-def _singular(word: str) -> str:
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
 
 
 def _number(row: dict, column: str | None) -> float | None:
