@@ -16,7 +16,10 @@ SIMBA's batch is capped at the train size. MIPROv2's and GEPA's auto budgets gro
 predictors: on the iterative program (seven) with 20 dev questions, "light" is 72 MIPROv2 trials (about
 1,500 program runs) and about 2,900 GEPA metric calls.
 
-Scores are answer accuracy (`answer_correct`); GEPA's metric also says in words what was wrong
+Scores are answer accuracy (`answer_correct`). Demos bootstrapped from a correct run keep only its steps
+that did their job (an Extraction that found values printed in what it read, a Router reading in the
+question's words), and a predictor left without one keeps the uncompiled demos (optimizers/demos.py);
+SIMBA appends its own demos and GEPA writes instructions only. GEPA's metric also says in words what was wrong
 (`feedback_metric`). The optimizers' LM calls go through DSPy's response cache (the embedded model's
 too) and every optimizer is seeded, so rerunning an interrupted compile with the same arguments replays
 the calls already made; GEPA also checkpoints its search beside the output (`FILE.gepa/`) and resumes
@@ -45,6 +48,7 @@ from dspy.utils.callback import BaseCallback
 
 from corpus.tools import Corpus
 from optimizers.datasets import load_dataset, prepare_index, split
+from optimizers.demos import keep_uncompiled_demos, useful_steps
 from optimizers.evaluate import default_index, evaluate
 from optimizers.metrics import answer_correct, feedback_metric
 from optimizers.tracking import git_commit, runs_dir, use_experiment
@@ -84,19 +88,23 @@ class Job:
     checkpoint: Path
 
 
+# While bootstrapping demos, a correct run's failed steps are dropped (optimizers/demos.py).
+DEMO_METRIC = useful_steps(answer_correct)
+
+
 def _bootstrap(job: Job) -> dspy.Module:
-    return dspy.BootstrapFewShot(metric=answer_correct, **job.settings).compile(job.student, trainset=job.trainset)
+    return dspy.BootstrapFewShot(metric=DEMO_METRIC, **job.settings).compile(job.student, trainset=job.trainset)
 
 
 def _random_search(job: Job) -> dspy.Module:
-    optimizer = dspy.BootstrapFewShotWithRandomSearch(metric=answer_correct, num_threads=job.threads, **job.settings)
+    optimizer = dspy.BootstrapFewShotWithRandomSearch(metric=DEMO_METRIC, num_threads=job.threads, **job.settings)
     return optimizer.compile(job.student, trainset=job.trainset, valset=job.valset)
 
 
 def _mipro(job: Job) -> dspy.Module:
     settings = dict(job.settings)
     run = {key: settings.pop(key) for key in MIPRO_COMPILE_SETTINGS if key in settings}
-    optimizer = dspy.MIPROv2(metric=answer_correct, task_model=job.task_lm, prompt_model=job.prompt_lm,
+    optimizer = dspy.MIPROv2(metric=DEMO_METRIC, task_model=job.task_lm, prompt_model=job.prompt_lm,
                              num_threads=job.threads, **settings)
     return optimizer.compile(job.student, trainset=job.trainset, valset=job.valset, **run)
 
@@ -217,6 +225,7 @@ def _optimize(optimizer: str, job: Job, out: Path, track: bool) -> None:
             job.student.load_state(best.state)
         save_program(job.student, out)
         raise CompileInterrupted(out) from interrupt
+    keep_uncompiled_demos(compiled, job.student)
     save_program(compiled, out)
 
 

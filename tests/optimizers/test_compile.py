@@ -18,6 +18,7 @@ import optimizers.compile
 import optimizers.evaluate
 import programs.lm
 from optimizers.compile import compile_program
+from optimizers.demos import useful_step
 from optimizers.tracking import tracking_uri
 from programs.cli import main
 from programs.iterative import IterativeRetriever
@@ -193,3 +194,51 @@ def test_ctrl_c_saves_the_best_program_so_far_and_marks_the_run_killed(scripted,
     assert run.data.metrics["score_before"] == pytest.approx(1 / 3, abs=1e-3) and "score_after" not in run.data.metrics
     assert "interrupted.json" in [a.path for a in client.list_artifacts(run.info.run_id)]
     assert not [r for r in client.search_runs([experiment.experiment_id]) if r.info.status == "RUNNING"]
+
+
+def test_bootstrapped_demos_keep_only_the_steps_that_did_their_job(scripted, tmp_path, monkeypatch):
+    """Each question's first Extraction fails and the second finds the value, so every correct run has a
+    failed step (DSPy keeps one Extraction step per run, picked at random); the scripted Router reads no
+    term of the question. The compiled Extraction learns from the steps that found values only, and the
+    Router keeps its worked readings."""
+    qa, corpus, lm, engine = scripted
+    tried: set[str] = set()
+
+    def extract_on_second_try(inputs):
+        if inputs["question"] in tried:
+            return extract(inputs)
+        tried.add(inputs["question"])
+        return {"findings": [], "sections_searched": ["Segments"], "failure_reason": "The results do not hold it."}
+
+    engine.script["extract"] = [extract_on_second_try]
+    engine.script["synthesize"] = [lambda inputs: synthesize(inputs, LESSON)]  # every run that finds is correct
+    monkeypatch.setitem(optimizers.compile.BUDGETS, "bootstrap",
+                        {"light": {"max_bootstrapped_demos": 3, "max_labeled_demos": 0}})
+    out = tmp_path / "pruned.json"
+    result = compile_program("jsonl", qa, "bootstrap", index=corpus.store.dir, out=out, track=False)
+    assert result["score_after"] == 1.0
+    state = saved_state(out)
+    extraction = state["extract.extract.predict"]["demos"]
+    assert len(extraction) == 3  # one per bootstrapped train question
+    assert all(demo["findings"] and not demo["failure_reason"] for demo in extraction)
+    assert state["route"]["demos"] == IterativeRetriever(corpus).dump_state()["route"]["demos"]
+
+
+def test_a_step_is_useful_when_it_did_its_job(small_corpus):
+    program = IterativeRetriever(small_corpus)
+    finding = {"label": "Total revenue", "value": 3650, "doc_id": "report", "page": 1}
+    read = {"results": "[1] doc_id=report page=1\nTotal revenue  3,650  3,150", "trajectory": ""}
+    extraction = program.extract.extract.predict
+    assert useful_step(extraction, read, dspy.Prediction(findings=[finding], failure_reason=""))
+    assert not useful_step(extraction, read, dspy.Prediction(findings=[], failure_reason="not found"))
+    assert not useful_step(extraction, read, dspy.Prediction(findings=[finding], failure_reason="not found"))
+    assert not useful_step(extraction, read, dspy.Prediction(findings=[{**finding, "value": 3.0}], failure_reason=""))
+
+    overview = {"question": "What did the winter tires cost in 2022?", "corpus_overview": small_corpus.overview()}
+    reading = {"intent": "lookup", "buckets": ["invoices"], "topic_terms": ["winter tires"]}
+    assert useful_step(program.route, overview, dspy.Prediction(decision=reading))
+    assert not useful_step(program.route, overview, dspy.Prediction(decision={**reading, "topic_terms": []}))
+    assert not useful_step(program.route, overview,
+                           dspy.Prediction(decision={**reading, "entities": ["counterparty"]}))
+    assert not useful_step(program.route, overview, dspy.Prediction(decision={**reading, "buckets": ["contracts"]}))
+    assert useful_step(program.evaluate, overview, dspy.Prediction(answered=False))

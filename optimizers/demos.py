@@ -1,0 +1,65 @@
+"""Which steps of a correct run become demos when an optimizer bootstraps them.
+
+DSPy's BootstrapFewShot (also inside random search and MIPROv2) turns every step of a run whose
+answer passed the metric into a demo for that step's predictor. In a run of the looping program
+the answer can be right while some steps failed on the way: the first compile of the iterative
+program on the embedded model bootstrapped an Extraction demo with no findings ("No findings") and
+one whose failure_reason said "The results do not hold the values.", and the compiled program
+copied them: 16 of 19 dev questions then failed. So a correct run keeps only the steps that did
+their job (`useful_step`), and a predictor left without a bootstrapped demo keeps the uncompiled
+program's own (the Router's worked readings, `keep_uncompiled_demos`).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import dspy
+
+from programs.structured import grounded
+from programs.verify import value_on_page
+from signatures.types import Finding, RouteDecision
+
+
+def useful_step(predictor: dspy.Predict, inputs: dict, outputs: dspy.Prediction) -> bool:
+    """Whether a step shows its predictor doing its job. An Extraction step (it outputs findings)
+    found something, reported no failure, and every finding's value is printed in what it read. A
+    Router step (it outputs a decision) read terms that are the question's own words, and buckets
+    the corpus overview lists. Other steps are kept."""
+    fields = predictor.signature.output_fields
+    if "findings" in fields:
+        findings = [Finding.model_validate(finding) for finding in outputs.get("findings") or []]
+        read = f"{inputs.get('results', '')}\n{inputs.get('trajectory', '')}"
+        return (bool(findings) and not outputs.get("failure_reason")
+                and all(value_on_page(finding, read) for finding in findings))
+    if "decision" in fields:
+        decision = RouteDecision.model_validate(outputs["decision"])
+        terms = [*decision.entities, *decision.topic_terms]
+        overview = inputs.get("corpus_overview", "")
+        return (bool(terms) and grounded(terms, inputs["question"]) == terms
+                and all(f"bucket {bucket}:" in overview for bucket in decision.buckets))
+    return True
+
+
+def useful_steps(metric: Callable) -> Callable:
+    """`metric`, which while bootstrapping (a trace is given) also drops from a passing run's trace
+    the steps that are not `useful_step`s, so that DSPy makes demos of the others only."""
+
+    def keeping_useful_steps(example, pred, trace=None, *args, **kwargs):
+        score = metric(example, pred, trace, *args, **kwargs)
+        if trace is not None and score:
+            trace[:] = [step for step in trace if useful_step(*step)]
+        return score
+
+    keeping_useful_steps.__name__ = getattr(metric, "__name__", "metric")
+    return keeping_useful_steps
+
+
+def keep_uncompiled_demos(compiled: dspy.Module, uncompiled: dspy.Module) -> None:
+    """A predictor the optimizer left without a bootstrapped demo (only labeled questions, or none)
+    gets the uncompiled program's demos back in front of them: optimizers start from a copy with no
+    demos, which would drop the Router's worked readings."""
+    before = dict(uncompiled.named_predictors())
+    for name, predictor in compiled.named_predictors():
+        own = before[name].demos
+        if own and not any(demo.get("augmented") or demo in own for demo in predictor.demos):
+            predictor.demos = [*own, *predictor.demos]
