@@ -99,13 +99,8 @@ def grounded(terms: list[str], question: str) -> list[str]:
     its terms with field names from the overview and made-up names, and an exact count or sum over
     the labels they match answers nothing that was asked. (The loop's searches, which rank rather
     than count, take every term.)"""
-    asked = set(tokenize([question])[0])
-    kept = []
-    for term, tokens in zip(terms, tokenize(terms) if terms else []):
-        words = {token for token in tokens if not token.isdigit()}
-        if words and words <= asked:
-            kept.append(term)
-    return kept
+    asked = _words(question)
+    return [term for term in terms if (words := _words(term)) and words <= asked]
 
 
 def asked_aggregate(op: str, question: str) -> str:
@@ -218,11 +213,12 @@ def named_field(rows: list[dict], question: str) -> str | None:
 
 
 def measure(rows: list[dict], question: str) -> str | None:
-    """The column to aggregate: one the question names (with the question's year, if a column has it), else for "how many" the first of QUANTITIES
-    the rows have, else the first of MEASURES, else None (each row's first number)."""
+    """The column to aggregate: one the question names (its words compared as in `grounded`; with the
+    question's year, if a column has it), else for "how many" the first of QUANTITIES the rows have,
+    else the first of MEASURES, else None (each row's first number)."""
     columns = list(dict.fromkeys(key for row in rows for key, number in row["numbers"].items() if number is not None))
-    words = set(re.findall(r"[a-z]+", question.lower()))
-    named = [c for c in columns if (names := set(re.findall(r"[a-z]+", c.lower()))) and names <= words]
+    asked = _words(question)
+    named = [c for c in columns if (names := _words(c)) and names <= asked]
     if named:  # "Revenue 2022" over "Revenue 2023" for a question about 2022
         years = set(re.findall(r"\d+", question))
         return max(named, key=lambda column: len(set(re.findall(r"\d+", column)) & years))
@@ -231,6 +227,11 @@ def measure(rows: list[dict], question: str) -> str | None:
 
 
 # --- helpers ----------------------------------------------------------------------------------------
+
+
+def _words(text: str) -> set[str]:
+    """The text's words as the label index tokenizes them (stemmed, no stopwords), without numbers."""
+    return {token for token in tokenize([text])[0] if not token.isdigit()}
 
 
 def _widened(filters: dict) -> list[dict]:

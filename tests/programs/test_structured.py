@@ -111,6 +111,7 @@ def test_measure_prefers_the_column_the_question_names():
     assert measure(rows, "How many tires, by qty?") == "Qty"
     assert measure(rows, "How much was spent?") == "Amount"
     assert measure(rows, "How many tires did we buy?") == "Qty"
+    assert measure(rows, "What is the highest of the unit prices paid?") == "Unit price"  # words as stemmed
     assert measure([{"numbers": {"2023": 1.0, "2022": 2.0}}], "Revenue?") is None
     by_year = [{"numbers": {"Revenue 2023": 412.6, "Revenue 2022": 380.1}}]
     assert measure(by_year, "What was Consumer segment revenue in 2022?") == "Revenue 2022"
