@@ -107,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     runs_compare.add_argument("--plot", help="also write the accuracy/tokens and outcome plot to this PNG")
     runs_compare.add_argument("--json", action="store_true")
 
-    bench = commands.add_parser("bench", help="measure ingestion speed and memory, or tool latency")
+    bench = commands.add_parser("bench", help="measure ingestion speed and memory, tool latency, or the embedded model's decoding")
     targets = bench.add_subparsers(dest="target", required=True)
     bench_ingest = targets.add_parser("ingest", help="ingest PATHs into a fresh index and time it")
     bench_ingest.add_argument("paths", nargs="+")
@@ -118,6 +118,10 @@ def _parser() -> argparse.ArgumentParser:
     bench_search.add_argument("--index", default=DEFAULT_INDEX)
     bench_search.add_argument("--n", type=int, default=200, help="calls per tool")
     bench_search.add_argument("--json", action="store_true")
+    bench_lm = targets.add_parser("lm", help="the embedded model's decoding speed on the program's requests")
+    bench_lm.add_argument("--index", help="the sample corpus index (default runs/indexes/sample; ingested if new)")
+    bench_lm.add_argument("--questions", type=int, default=1, help="sample questions whose requests are replayed")
+    bench_lm.add_argument("--json", action="store_true")
     return parser
 
 
@@ -327,6 +331,11 @@ def _bench(args) -> int:
 
     if args.target == "ingest":
         result = bench_ingest(args.paths, args.index, args.workers, progress=not args.json and sys.stderr.isatty())
+    elif args.target == "lm":
+        from optimizers.evaluate import default_index
+        from programs.bench import bench_lm
+
+        result = bench_lm(args.index or default_index("sample"), args.questions)
     else:
         result = bench_search(args.index, args.n)
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))

@@ -259,10 +259,10 @@ class LlamaCppEngine:
             # llama.cpp's OpenMP workers spin while waiting by default; when other work shares the
             # cores (ingest, parallel Evaluate) that cut decoding ~10x. libgomp reads this once, at load.
             os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-            from llama_cpp import Llama
+            from programs.greedy_grammar import GrammarGreedyLlama
 
             with _without_extra_buffers():
-                self._llama = Llama(
+                self._llama = GrammarGreedyLlama(
                     model_path=str(self.model_path or model_path()),
                     n_ctx=self.n_ctx,
                     n_threads=self.n_threads or os.cpu_count(),

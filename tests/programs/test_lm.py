@@ -216,6 +216,31 @@ def test_grammar_ends_an_open_string_as_valid_json(local_lm):
     assert response.finish_reason == "stop"
 
 
+def test_greedy_under_a_grammar_gives_the_stock_samplers_tokens(local_lm, monkeypatch):
+    """The grammar is checked against the greedy token first; where it rejects it (the bound below
+    forces the string closed) the whole vocabulary is filtered. Either way the tokens are those of
+    llama-cpp-python's own chain."""
+    from llama_cpp import Llama
+
+    from programs.greedy_grammar import GrammarCheckedGreedy
+
+    schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12},
+                                               "legs": {"type": "integer"}},
+              "required": ["name", "legs"], "additionalProperties": False}
+    request = Request(model=LOCAL_MODEL, messages=(Message.user("Describe a ferret with a long name."),),
+                      config=Config(max_tokens=40, temperature=0.0,
+                                    response_format={"type": "json_schema", "schema": schema}))
+    llama = local_lm.engine._load()
+    checks = []
+    sample = GrammarCheckedGreedy.sample
+    monkeypatch.setattr(GrammarCheckedGreedy, "sample", lambda self, *args: checks.append(1) or sample(self, *args))
+    fast = local_lm.engine.complete(request).text
+    monkeypatch.setattr(llama, "_init_sampler", lambda **options: Llama._init_sampler(llama, **options))
+    stock = local_lm.engine.complete(request).text
+    assert checks and fast == stock
+    assert len(json.loads(fast)["name"]) <= 12
+
+
 def test_chat_adapter_call_is_unconstrained(local_lm, monkeypatch):
     requests = spy_requests(local_lm.engine, monkeypatch)
     with dspy.context(lm=local_lm, adapter=dspy.ChatAdapter()):
