@@ -107,7 +107,8 @@ def _parser() -> argparse.ArgumentParser:
     runs_compare.add_argument("--plot", help="also write the accuracy/tokens and outcome plot to this PNG")
     runs_compare.add_argument("--json", action="store_true")
 
-    bench = commands.add_parser("bench", help="measure ingestion speed and memory, tool latency, or the embedded model's decoding")
+    bench = commands.add_parser("bench", help="measure ingestion speed and memory, tool latency, or the embedded "
+                                             "model's decoding")
     targets = bench.add_subparsers(dest="target", required=True)
     bench_ingest = targets.add_parser("ingest", help="ingest PATHs into a fresh index and time it")
     bench_ingest.add_argument("paths", nargs="+")

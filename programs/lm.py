@@ -239,7 +239,7 @@ class LlamaCppEngine:
 
     The model loads on the first call; calls are serialized by a lock because one llama.cpp context
     is not thread-safe. A request with a JSON `response_format` is decoded under a grammar built from
-    its schema. `supports_response_schema` and `supported_params` are the hints DSPy reads from a
+    its schema (greedily, the grammar checked against the best token first: `GrammarGreedyLlama`). `supports_response_schema` and `supported_params` are the hints DSPy reads from a
     custom engine: without them JSONAdapter would send no response_format at all.
     """
 
