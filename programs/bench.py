@@ -8,7 +8,7 @@ llama-cpp-python's stock sampler chain. Both replays are timed and their texts c
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from dspy.lm15 import Request
@@ -27,14 +27,14 @@ def bench_lm(index: str | Path, questions: int = 1) -> dict:
     prepare_index(files, Path(index))
     lm = make_lm("local")
     engine: LlamaCppEngine = lm.engine
-    with _recording(engine) as requests, answering(lm):
+    with recording(engine) as requests, answering(lm):
         program = IterativeRetriever(Corpus(index))
         for example in examples[:questions]:
             program(question=example.question, doc_id=example.get("doc_id"))
     result = {"questions": questions, "requests": len(requests)}
     texts = {}
     for sampler in ("grammar_checked", "stock"):
-        with _sampler(engine, stock=sampler == "stock"):
+        with stock_sampler(engine) if sampler == "stock" else nullcontext():
             start, replies = time.perf_counter(), [engine.complete(request) for request in requests]
         seconds = time.perf_counter() - start
         output = sum(reply.usage.output_tokens or 0 for reply in replies)
@@ -48,7 +48,7 @@ def bench_lm(index: str | Path, questions: int = 1) -> dict:
 
 
 @contextmanager
-def _recording(engine: LlamaCppEngine):
+def recording(engine: LlamaCppEngine):
     """Every request the engine completes, in order."""
     requests: list[Request] = []
     complete = engine.complete
@@ -65,13 +65,12 @@ def _recording(engine: LlamaCppEngine):
 
 
 @contextmanager
-def _sampler(engine: LlamaCppEngine, stock: bool):
-    """The engine's model with its own sampler, or with llama-cpp-python's stock chain."""
+def stock_sampler(engine: LlamaCppEngine):
+    """The engine's model decoding with llama-cpp-python's stock sampler chain."""
     from llama_cpp import Llama
 
     llama = engine._load()
-    if stock:
-        llama._init_sampler = lambda **options: Llama._init_sampler(llama, **options)
+    llama._init_sampler = lambda **options: Llama._init_sampler(llama, **options)
     try:
         yield
     finally:

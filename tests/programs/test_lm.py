@@ -219,9 +219,8 @@ def test_grammar_ends_an_open_string_as_valid_json(local_lm):
 def test_greedy_under_a_grammar_gives_the_stock_samplers_tokens(local_lm, monkeypatch):
     """The grammar is checked against the greedy token first; where it rejects it (the bound below
     forces the string closed) the whole vocabulary is filtered. Either way the tokens are those of
-    llama-cpp-python's own chain."""
-    from llama_cpp import Llama
-
+    llama-cpp-python's own chain, which `ferret bench lm` swaps in the same way."""
+    from programs.bench import recording, stock_sampler
     from programs.greedy_grammar import GrammarCheckedGreedy
 
     schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12},
@@ -230,15 +229,20 @@ def test_greedy_under_a_grammar_gives_the_stock_samplers_tokens(local_lm, monkey
     request = Request(model=LOCAL_MODEL, messages=(Message.user("Describe a ferret with a long name."),),
                       config=Config(max_tokens=40, temperature=0.0,
                                     response_format={"type": "json_schema", "schema": schema}))
-    llama = local_lm.engine._load()
+    engine = local_lm.engine
     checks = []
     sample = GrammarCheckedGreedy.sample
     monkeypatch.setattr(GrammarCheckedGreedy, "sample", lambda self, *args: checks.append(1) or sample(self, *args))
-    fast = local_lm.engine.complete(request).text
-    monkeypatch.setattr(llama, "_init_sampler", lambda **options: Llama._init_sampler(llama, **options))
-    stock = local_lm.engine.complete(request).text
-    assert checks and fast == stock
+    with recording(engine) as requests:
+        fast = engine.complete(request).text
+    assert requests == [request] and checks
+    checked = len(checks)
+    with stock_sampler(engine):
+        stock = engine.complete(request).text
+    assert len(checks) == checked and fast == stock  # the stock chain, the same tokens
     assert len(json.loads(fast)["name"]) <= 12
+    engine.complete(request)
+    assert len(checks) > checked  # the engine's own sampler again
 
 
 def test_chat_adapter_call_is_unconstrained(local_lm, monkeypatch):
