@@ -247,7 +247,9 @@ class LlamaCppEngine:
     supported_params = frozenset({"temperature", "max_tokens", "top_p", "seed", "stop", "response_format"})
 
     def __init__(self, model_path: str | None = None, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None):
-        """`model_path` None means the embedded default model, assembled on first use."""
+        """`model_path` None means the embedded default model, assembled on first use; `n_threads` None
+        means one thread per core this process may run on (so `taskset -c 0 ferret eval ...` and
+        `taskset -c 1 ...` run two evaluations side by side without contending for a core)."""
         self.model_path = model_path
         self.n_ctx = n_ctx
         self.n_threads = n_threads
@@ -265,7 +267,7 @@ class LlamaCppEngine:
                 self._llama = GrammarGreedyLlama(
                     model_path=str(self.model_path or model_path()),
                     n_ctx=self.n_ctx,
-                    n_threads=self.n_threads or os.cpu_count(),
+                    n_threads=self.n_threads or len(os.sched_getaffinity(0)),
                     verbose=False,
                 )
         return self._llama

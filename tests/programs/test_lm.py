@@ -150,6 +150,19 @@ def test_make_lm_reuses_one_engine_per_process(local_lm):
     assert local_lm.model == LOCAL_MODEL and local_lm.kwargs["temperature"] == 0.0
 
 
+def test_the_engine_runs_one_thread_per_core_the_process_may_use(monkeypatch):
+    """Pinned with `taskset -c 1`, the model gets one thread, not one per core of the machine."""
+    import programs.greedy_grammar
+
+    loaded = {}
+    monkeypatch.setattr(programs.greedy_grammar, "GrammarGreedyLlama", lambda **kwargs: loaded.update(kwargs))
+    monkeypatch.setattr(lmmod.os, "sched_getaffinity", lambda pid: {1})
+    LlamaCppEngine(model_path="unused.gguf")._load()
+    assert loaded["n_threads"] == 1
+    LlamaCppEngine(model_path="unused.gguf", n_threads=3)._load()
+    assert loaded["n_threads"] == 3
+
+
 def test_make_lm_passes_other_specs_to_dspy(monkeypatch):
     assert make_lm("openai/gpt-4o-mini").model == "openai/gpt-4o-mini"
     monkeypatch.setenv("FERRET_LM", "ollama_chat/qwen2.5")
