@@ -38,7 +38,7 @@ from dspy.utils.exceptions import AdapterParseError
 from corpus.tools import Corpus
 from programs.result import error_text, measured, outcome
 from programs.strategy import Attempt, Policy, Strategy, ladder
-from programs.structured import ROW_LIMIT, answer_from_annotations, asked_aggregate, nothing_matched, table_query
+from programs.structured import ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, nothing_matched, table_query
 from programs.verify import value_on_page, verify
 from signatures import Evaluator, Extraction, Planner, Rerank, Router, Synthesis
 from signatures.router import EXAMPLES as ROUTER_EXAMPLES
@@ -135,7 +135,8 @@ class IterativeRetriever(dspy.Module):
 
     # --- steps --------------------------------------------------------------------------------------
     def _route(self, state: "_Run") -> RouteDecision:
-        """The Router's decision; its aggregate only when the question asks for one (`asked_aggregate`).
+        """The Router's decision; its aggregate only when the question asks for one (`asked_aggregate`),
+        and a "lookup" of a question that asks which things match, across the corpus, read as a list.
         A question about one document gets no corpus overview (a 0.5B Router copies what it lists into
         every field), so it gets no metadata filters or bucket either."""
         overview = "one given document" if state.doc_id else self.corpus.overview()
@@ -151,10 +152,12 @@ class IterativeRetriever(dspy.Module):
         state.filters = {c.field: {c.op: c.value} for c in decision.constraints if c.field in known}
         state.terms = " ".join(dict.fromkeys(term for term in [*decision.entities, *decision.topic_terms] if term.strip()))
         aggregate = asked_aggregate(decision.aggregate, state.question)
+        listed = decision.intent == "lookup" and state.doc_id is None and asked_list(state.question)
         state.log("route", {**decision.model_dump(), "dropped_constraints": [
             c.field for c in decision.constraints if c.field not in known],
-            **({"dropped_aggregate": decision.aggregate} if aggregate != decision.aggregate else {})})
-        return decision.model_copy(update={"aggregate": aggregate})
+            **({"dropped_aggregate": decision.aggregate} if aggregate != decision.aggregate else {}),
+            **({"list_from_wording": True} if listed else {})})
+        return decision.model_copy(update={"aggregate": aggregate, **({"intent": "list"} if listed else {})})
 
     def _extract(self, state: "_Run", policy: Policy, item: str, strategy: Strategy,
                  open_items: list[str]) -> tuple[bool, list[str]]:

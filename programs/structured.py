@@ -42,6 +42,11 @@ _AGGREGATE_CUES = {
     "max": r"\b(max|maximum|highest|largest|most|biggest|greatest)\b",
     "count": r"\b(how many|number of|count)\b"}
 _OP_WORDS = {"sum": "Sum", "avg": "Average", "min": "Minimum", "max": "Maximum", "count": "Count"}
+# "List every...", "Which receipts contain...", "From which vendors did...": which things (a plural, then
+# a verb) match, not which one ("Which magazine was started first?")
+_LIST_CUE = re.compile(r"^\W*(?:list|enumerate|name (?:all|every)|(?:\w+ )?which (?:\w+ ){0,2}\w+s (?:are|were|have|had"
+                       r"|can|could|contain|contained|did|do|does|include|included|use|used|exceed|match))\b",
+                       re.IGNORECASE)
 
 
 @dataclass
@@ -108,6 +113,13 @@ def asked_aggregate(op: str, question: str) -> str:
     "highest"...), else "none": an aggregate over the rows of a lookup question sums unrelated rows."""
     cue = _AGGREGATE_CUES.get(op)
     return op if cue and re.search(cue, question, re.IGNORECASE) else "none"
+
+
+def asked_list(question: str) -> bool:
+    """True when the question's wording asks which things match, or to list them. The embedded 0.5B
+    Router reads such questions as lookups (all 6 sample questions of the demo's eval: intent "lookup",
+    but for one that begins "List every"), so the loop reads them as lists itself."""
+    return bool(_LIST_CUE.search(question))
 
 
 def answer_from_annotations(corpus: Corpus, query: TableQuery, question: str,

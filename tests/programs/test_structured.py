@@ -10,15 +10,15 @@ import pytest
 
 from programs.cli import main
 from programs.iterative import IterativeRetriever
-from programs.structured import asked_aggregate, export_rows, grounded, measure, table_query
+from programs.structured import asked_aggregate, asked_list, export_rows, grounded, measure, table_query
 from signatures.types import RouteDecision
 from tests.fakes import scripted_lm
 
 
-def ask(corpus, decision, question="Which receipts contain tires?", **options):
+def ask(corpus, decision, question="Which receipts contain tires?", doc_id=None, **options):
     lm, engine = scripted_lm({"route": {"decision": {"route": "structured", **decision}}})
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        result = IterativeRetriever(corpus, **options)(question=question)
+        result = IterativeRetriever(corpus, **options)(question=question, doc_id=doc_id)
     return result, engine
 
 
@@ -88,7 +88,8 @@ def test_an_aggregate_over_rows_without_numbers_falls_back_to_the_text_routes(sm
 
 
 def test_a_lookup_question_does_not_take_the_table_path(small_corpus):
-    result, _ = ask(small_corpus, {"intent": "lookup", "topic_terms": ["tires"]}, max_iterations=1)
+    result, _ = ask(small_corpus, {"intent": "lookup", "topic_terms": ["tires"]}, question="What did the tires cost?",
+                    max_iterations=1)
     assert not any(step["step"] == "structured" for step in result.trajectory) and result.rows == []
 
 
@@ -130,6 +131,29 @@ def test_the_routers_terms_and_aggregate_must_come_from_the_question():
     assert asked_aggregate("sum", "What was Consumer segment revenue in 2022?") == "none"
     assert asked_aggregate("count", "How many tires did we buy in 2023?") == "count"
     assert asked_aggregate("none", "What is the total of invoice SSD-23-0385?") == "none"
+
+
+@pytest.mark.parametrize("question, listed", [
+    ("Which receipts contain tires?", True),
+    ("From which vendors did we buy batteries in 2023?", True),
+    ("Which solar panels are at most 1.2 m wide?", True),
+    ("List every cable line item on all receipts, with its quantity and amount.", True),
+    ("Which magazine was started first, Arthur's Magazine or First for Women?", False),  # which one, of two
+    ("What is the total of invoice SSD-23-0385?", False),
+    ("Listed companies with a dividend?", False),
+])
+def test_a_question_asks_for_a_list_by_its_wording(question, listed):
+    assert asked_list(question) is listed
+
+
+def test_a_list_question_the_router_reads_as_a_lookup_is_answered_as_a_list_but_not_inside_one_document(small_corpus):
+    decision = {"intent": "lookup", "topic_terms": ["tires"]}
+    result, engine = ask(small_corpus, decision, question="Which receipts contain tires?", max_iterations=1)
+    assert result.trajectory[0]["list_from_wording"] and result.status == "answer"
+    assert engine.steps() == ["route"]
+    scoped, engine = ask(small_corpus, decision, question="Which receipts contain tires?", doc_id="inv1",
+                         max_iterations=1)
+    assert "list_from_wording" not in scoped.trajectory[0] and "extract" in engine.steps()
 
 
 def test_a_lookup_the_router_calls_an_aggregate_is_not_summed_and_foreign_terms_are_not_counted(small_corpus):
