@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -152,13 +151,10 @@ def test_notes_sit_under_item_8(documents):
 
 @needs_data
 @pytest.mark.parametrize("name", [*NO_OUTLINE_ITEMS, *SMALL])
-def test_structural_invariants_and_speed(documents, name):
+def test_structural_invariants(documents, name):
+    """(Speed is measured by `ferret bench ingest`, not here.)"""
     pages, outline = documents[name]
-    start = time.perf_counter()
-    sections = build_sections(pages, outline)
-    elapsed = time.perf_counter() - start
-    assert_valid_tree(sections, len(pages))
-    assert elapsed < 0.1 * max(1, len(pages) / 150)
+    assert_valid_tree(build_sections(pages, outline), len(pages))
 
 
 # ---------------------------------------------------------------- synthetic pages

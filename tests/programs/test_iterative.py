@@ -221,7 +221,7 @@ def test_the_routers_bucket_and_filters_narrow_a_method_once_then_it_searches_ev
     route = {"decision": {"route": "structured", "buckets": ["invoices"], "topic_terms": ["tires"],
                           "constraints": [{"field": "year", "op": "=", "value": 2019}]}}  # a wrong guess
     result, engine = run(small_corpus, {"route": route, "extract": MISSED, "synthesize": NEEDS},
-                         question="Which receipts contain tires?", doc_id=None, max_iterations=2)
+                         question="What did the tires cost?", doc_id=None, max_iterations=2)
     first, second = inputs_of(engine, "extract")[:2]
     assert "tires" not in first["results"] and "Winter tires" in second["results"]
     assert [step["strategy"] for step in result.trajectory if step["step"] == "extract"] == [
