@@ -150,7 +150,8 @@ def test_a_list_question_the_router_reads_as_a_lookup_is_answered_as_a_list_but_
     decision = {"intent": "lookup", "topic_terms": ["tires"]}
     result, engine = ask(small_corpus, decision, question="Which receipts contain tires?", max_iterations=1)
     assert result.trajectory[0]["list_from_wording"] and result.status == "answer"
-    assert engine.steps() == ["route"]
+    assert result.answer == "2 documents match 'tires': inv1 (All-season tires); inv2 (Winter tires)."
+    assert result.citations_verified and engine.steps() == ["route"]
     scoped, engine = ask(small_corpus, decision, question="Which receipts contain tires?", doc_id="inv1",
                          max_iterations=1)
     assert "list_from_wording" not in scoped.trajectory[0] and "extract" in engine.steps()
