@@ -18,7 +18,7 @@ from signatures.types import Citation, Finding
 
 SCALES = (1.0, 1e3, 1e6, 1e9)
 TOLERANCE = 0.005
-_YEAR = re.compile(r"(?<![\d.,$])(?:19|20)\d{2}(?![\d.,%])")
+_YEAR = re.compile(r"(?<![\d.,$])(?:19|20)\d{2}(?![\d%]|[.,]\d)")
 
 
 @dataclass

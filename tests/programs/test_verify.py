@@ -32,6 +32,9 @@ def test_same_number(a, b, same):
 def test_answer_numbers_skip_years_but_keep_amounts():
     assert [n for _, n in answer_numbers("In FY2015 total current liabilities were $2,213,556 thousand (2014: 2,494,435).")] \
         == [2_213_556_000.0, 2_494_435.0]
+    # a year ending the sentence is a year; a year-like amount with decimals or a percent is a number
+    assert [n for _, n in answer_numbers("Consumer revenue was 1,250 in 2023. It grew 4%, against 2,023.5 and 2021%.")] \
+        == [1250.0, 4.0, 2023.5, 2021.0]
 
 
 def test_a_cited_number_on_its_page_verifies():
