@@ -11,13 +11,15 @@ question → Router (intent, search terms, subqueries, route)
       nothing to read yet, it first makes at most `agent_steps` tool calls: fetch_section, neighbors,
       search_text) → a finding whose value is not printed on its cited page is moved to the page of
       the results where it is printed, or dropped, in code
-    → Evaluator, when findings are left → findings appended, or a FailedSearch recorded
+    → Evaluator, when findings are left → the findings it calls valid are kept; unless they
+      answer the item a FailedSearch is recorded too (a part of a multi-hop answer, such as the
+      bridge entity, is kept rather than thrown away with the failure)
     → Synthesis over findings and failures only (never raw text): answer | needs | clarify | fail
 → Rerank of all evidence → citations verified against the stored pages.
 
-LM calls that cannot change the outcome are not made. Synthesis runs after a step whose findings
-were accepted (it already judged the older ones), and once more at the end with `last_chance`
-(answer or fail) when findings exist but no answer came yet. With no accepted finding at all it
+LM calls that cannot change the outcome are not made. Synthesis runs after a step that kept new
+findings (it already judged the older ones), and once more at the end with `last_chance`
+(answer or fail) when findings exist but no answer came yet. With no kept finding at all it
 could only say "needs", so the loop goes on without it and ends with "fail" and the recorded
 failure reasons, decided in code. The Planner runs only when an iteration is left to use its items.
 
@@ -114,6 +116,7 @@ class IterativeRetriever(dspy.Module):
             if strategy is None:
                 state.log("strategy", {"item": item, "exhausted": True})
                 break
+            known = len(state.findings)
             succeeded, resolved = self._extract(state, policy, item, strategy, list(items)[1:])
             if succeeded:
                 for done in [item, *resolved]:
@@ -123,7 +126,7 @@ class IterativeRetriever(dspy.Module):
                 break
             if policy.should_replan():
                 items = deque(self._replan(state) or items)
-            if not succeeded:  # nothing new: Synthesis already judged every accepted finding
+            if len(state.findings) == known:  # nothing new: Synthesis already judged every kept finding
                 continue
             synthesis = self._synthesize(state, last_chance=False)
             if synthesis["status"] != "needs":
@@ -190,15 +193,14 @@ class IterativeRetriever(dspy.Module):
                 findings, resolved = valid, [q for q in judgement.resolved_subqueries if q in open_items]
                 reason = reason if answered else (judgement.reason or "findings did not answer the item")
             except Exception as error:
-                reason, step["error"] = "the evaluation output was malformed", error_text(error)
-        if answered:
-            state.findings.extend(f for f in findings if f not in state.findings)
-        else:
+                findings, reason, step["error"] = [], "the evaluation output was malformed", error_text(error)
+        state.findings.extend(f for f in findings if f not in state.findings)  # partial when not answered
+        if not answered:
             state.failures.append(FailedSearch(item=item, strategy=strategy.describe(),
                                                reason=reason or "no finding answered the item",
                                                sections_tried=list(sections)))
         policy.record(Attempt(item, strategy, answered, anchors))
-        step.update(findings=[f.model_dump() for f in findings] if answered else [], succeeded=answered,
+        step.update(findings=[f.model_dump() for f in findings], succeeded=answered,
                     reason=None if answered else state.failures[-1].reason)
         state.log("extract", step)
         return answered, resolved
@@ -313,7 +315,7 @@ class IterativeRetriever(dspy.Module):
         return synthesis
 
     def _nothing_found(self, state: "_Run") -> dict:
-        """The outcome when no finding was ever accepted, decided in code: Synthesis reads only
+        """The outcome when no finding was ever kept, decided in code: Synthesis reads only
         findings, so it could not answer. A list or aggregate question whose rows were not found even
         with its filters widened asks the user instead, saying what was tried."""
         tried = state.tried()

@@ -127,6 +127,29 @@ def test_backtracks_to_the_best_earlier_anchor_after_a_failure(small_corpus):
     assert anchors[0]["succeeded"] and not anchors[1]["succeeded"]
 
 
+def test_findings_the_evaluator_calls_valid_are_kept_when_they_do_not_answer_the_item(small_corpus):
+    """A part of the answer (a multi-hop question's bridge) is kept though its item failed: Synthesis
+    sees it and asks for the rest, and the answer cites both parts. A finding the Evaluator does not
+    call valid is not kept."""
+    consumer = {**FOUND, "findings": [{**TOTAL, "label": "Consumer 2023", "value": "1,250",
+                                       "context": "Consumer  1,250  1,100"}]}
+    part = {"answered": False, "valid_findings": [1], "resolved_subqueries": [], "reason": "only the Consumer part"}
+    share = {**ANSWER, "answer": "Consumer revenue was 1,250 of 3,650 in 2023.", "sources": [1, 2]}
+    result, engine = run(small_corpus, {"extract": [consumer, FOUND], "evaluate": [part, ACCEPT],
+                                        "synthesize": [NEEDS, share]},
+                         question="What share of 2023 revenue came from Consumer?")
+    first, second = [step for step in result.trajectory if step["step"] == "extract"]
+    assert not first["succeeded"] and [f["value"] for f in first["findings"]] == ["1,250"]
+    assert result.failed_searches[0]["reason"] == "only the Consumer part"
+    assert second["item"] == NEEDS["need"] and second["succeeded"]
+    assert engine.steps() == ["route", "extract", "evaluate", "synthesize", "extract", "evaluate", "synthesize", "rerank"]
+    assert inputs_of(engine, "synthesize")[0]["findings"].startswith('["[1] Consumer 2023: 1,250 (report p. 1)')
+    assert result.status == "answer" and result.citations_verified and len(result.citations) == 2
+    result, engine = run(small_corpus, {"extract": consumer, "evaluate": {**part, "valid_findings": []}},
+                         max_iterations=2)
+    assert result.findings == [] and "synthesize" not in engine.steps() and result.status == "fail"
+
+
 def test_the_last_synthesis_is_told_it_is_the_last_chance(small_corpus):
     consumer = {**FOUND, "findings": [{**TOTAL, "label": "Consumer 2023", "value": "1,250"}]}
     result, engine = run(small_corpus, {"extract": [consumer, MISSED], "evaluate": ACCEPT, "synthesize": NEEDS},
