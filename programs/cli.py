@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -292,9 +293,14 @@ def _demo(args) -> int:
     return 0
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"compile stopped by signal {signal.Signals(signum).name}")
+
+
 def _compile(args) -> int:
     from optimizers.compile import compile_program
 
+    stop = signal.signal(signal.SIGTERM, _interrupt)  # `kill` and job schedulers stop a compile as Ctrl-C does
     try:
         result = compile_program(args.dataset, args.data, args.optimizer, args.index, args.program, args.lm,
                                  args.prompt_lm, args.reflection_lm, args.train, args.val, args.budget, args.out,
@@ -302,6 +308,8 @@ def _compile(args) -> int:
     except KeyboardInterrupt as interrupt:  # the run is marked KILLED
         print(f"ferret: {interrupt or 'compile interrupted'}", file=sys.stderr)
         return 130
+    finally:
+        signal.signal(signal.SIGTERM, stop)
     print("\n".join(f"{key:<24} {value}" for key, value in result.items()))
     if result["before_run_id"]:
         print(f"uncompiled vs compiled: ferret runs compare {result['before_run_id']} {result['after_run_id']}")

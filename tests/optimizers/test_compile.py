@@ -9,6 +9,9 @@ question of three right, and a program an optimizer taught gets all three."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 
 import dspy
 import mlflow
@@ -170,13 +173,23 @@ def test_ferret_compile_json_mlflow_runs_and_ask_with_the_compiled_program(scrip
         assert answer["status"] == status and ("1,100" in answer["answer"]) == (status == "answer")
 
 
-def test_ctrl_c_saves_the_best_program_so_far_and_marks_the_run_killed(scripted, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
+def test_ctrl_c_saves_the_best_program_so_far_and_marks_the_run_killed(scripted, tmp_path, monkeypatch, capsys, stop):
     """Random search evaluates the zero-shot program, then the labeled-demos one, then bootstraps: a
-    Ctrl-C there leaves the labeled one, the best so far."""
+    Ctrl-C (or a SIGTERM, as `kill` and job schedulers send) there leaves the labeled one, the best so far."""
     qa, corpus, _, _ = scripted
 
     def interrupted(self, **kwargs):
+        if stop == "sigterm":
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # ferret's handler raises KeyboardInterrupt here, in the main thread
+            raise RuntimeError("SIGTERM did not stop the compile")
         raise KeyboardInterrupt
+
+    def ignore(signum, frame):  # without ferret's handler the test goes on
+        pass
+
+    before = signal.signal(signal.SIGTERM, ignore)
 
     monkeypatch.setattr(dspy.BootstrapFewShot, "_bootstrap", interrupted)
     out = tmp_path / "interrupted.json"
@@ -194,6 +207,7 @@ def test_ctrl_c_saves_the_best_program_so_far_and_marks_the_run_killed(scripted,
     assert run.data.metrics["score_before"] == pytest.approx(1 / 3, abs=1e-3) and "score_after" not in run.data.metrics
     assert "interrupted.json" in [a.path for a in client.list_artifacts(run.info.run_id)]
     assert not [r for r in client.search_runs([experiment.experiment_id]) if r.info.status == "RUNNING"]
+    assert signal.signal(signal.SIGTERM, before) is ignore  # ferret's handler was removed after the compile
 
 
 def test_bootstrapped_demos_keep_only_the_steps_that_did_their_job(scripted, tmp_path, monkeypatch):
