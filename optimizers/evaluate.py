@@ -5,7 +5,8 @@ them and adds reliability (answered share, errors) and cost (LM calls, tokens, s
 time spent outside the LM). With tracking on, the run goes to MLflow (experiment = dataset) with its
 parameters, metrics, the per-question table, the program state, the question ids of the split and a
 plot; DSPy traces are recorded through `mlflow.dspy.autolog()` (attached to the run when the
-questions run on one thread).
+questions run on one thread). An interrupted run (Ctrl-C, or SIGTERM through `ferret eval`) keeps what
+it did: the metrics and table of the questions finished, tagged with how far it got, marked KILLED.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import csv
 import hashlib
 import json
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -69,17 +70,18 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
 
         params["judge_prompt_version"] = JUDGE_PROMPT_VERSION
 
-    def run_all() -> list[dict]:
+    def questions() -> Iterator[dict]:
         return run_questions(module, model, chosen, metrics, threads, progress)
 
     if not track:
-        return {**{key: params[key] for key in RUN_KEYS}, **summarize(run_all())}
-    return _tracked(params, chosen, module, run_all)
+        return {**{key: params[key] for key in RUN_KEYS}, **summarize(list(questions()))}
+    return _tracked(params, len(chosen), module, questions)
 
 
 def run_questions(module: dspy.Module, lm: dspy.LM, examples: list[dspy.Example],
-                  metrics: dict[str, Callable], threads: int = 1, progress: bool = False) -> list[dict]:
-    """Each question's row: its scores, cost and outcome, plus the full result as `result`."""
+                  metrics: dict[str, Callable], threads: int = 1, progress: bool = False) -> Iterator[dict]:
+    """Each question's row, in the examples' order, as it is done: its scores, cost and outcome, plus
+    the full result as `result`."""
     def one(example: dspy.Example) -> dict:
         with answering(lm):
             try:
@@ -89,19 +91,15 @@ def run_questions(module: dspy.Module, lm: dspy.LM, examples: list[dspy.Example]
         return _row(example, prediction, metrics)
 
     bar = tqdm(total=len(examples), desc="questions", unit="q", disable=not progress)
-    if threads <= 1:
-        rows = []
-        for example in examples:
-            rows.append(one(example))
+    pool = ThreadPoolExecutor(threads) if threads > 1 else None
+    try:
+        for row in pool.map(one, examples) if pool else map(one, examples):
             bar.update()
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            rows = []
-            for row in pool.map(one, examples):
-                rows.append(row)
-                bar.update()
-    bar.close()
-    return rows
+            yield row
+    finally:  # when interrupted, the questions not started yet are not run
+        if pool:
+            pool.shutdown(wait=False, cancel_futures=True)
+        bar.close()
 
 
 def _row(example: dspy.Example, prediction: dspy.Prediction | None, metrics: dict[str, Callable],
@@ -141,7 +139,7 @@ def summarize(rows: list[dict]) -> dict:
     return {**summary, **outcome}
 
 
-def _tracked(params: dict, examples: list[dspy.Example], module: dspy.Module, run_all: Callable[[], list[dict]]) -> dict:
+def _tracked(params: dict, total: int, module: dspy.Module, questions: Callable[[], Iterator[dict]]) -> dict:
     import mlflow
 
     use_experiment(params["dataset"])
@@ -150,23 +148,38 @@ def _tracked(params: dict, examples: list[dspy.Example], module: dspy.Module, ru
     with mlflow.start_run(run_name=f"{params['program']}-{params['split']}", nested=True) as run:
         mlflow.log_params(params)
         mlflow.set_tag("kind", "eval")
-        rows = run_all()
-        summary = summarize(rows)
-        mlflow.log_metrics({metric_name(key): value for key, value in summary.items()
-                            if isinstance(value, (int, float))})
-        with tempfile.TemporaryDirectory() as folder:
-            folder = Path(folder)
-            write_table(rows, folder / "results.csv")
-            (folder / "results.jsonl").write_text(
-                "".join(json.dumps({**row["result"], "id": row["id"]}, default=str) + "\n" for row in rows))
-            (folder / "split.json").write_text(json.dumps({"split": params["split"],
-                                                           "ids": [example.id for example in examples]}))
-            module.save(str(folder / "program.json"))
-            plot_runs(_compared_runs(run.info.run_id, params["dataset"]), folder / "accuracy_vs_tokens.png")
-            mlflow.log_artifacts(str(folder))
+        rows: list[dict] = []
+        try:
+            for row in questions():
+                rows.append(row)
+        except KeyboardInterrupt:  # keep the questions done; the run (only this one) ends KILLED
+            mlflow.set_tag("interrupted", f"after {len(rows)} of {total} questions")
+            if rows:
+                _log_results(run.info.run_id, params, rows, module)
+            mlflow.end_run("KILLED")
+            raise
+        summary = _log_results(run.info.run_id, params, rows, module)
         artifacts = mlflow.get_artifact_uri()
     return {**{key: params[key] for key in RUN_KEYS}, **summary, "artifacts": artifacts,
             "mlflow_run_id": run.info.run_id}
+
+
+def _log_results(run_id: str, params: dict, rows: list[dict], module: dspy.Module) -> dict:
+    """Log the questions' summary metrics and the run's artifacts to the active run; return the summary."""
+    import mlflow
+
+    summary = summarize(rows)
+    mlflow.log_metrics({metric_name(key): value for key, value in summary.items() if isinstance(value, (int, float))})
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        write_table(rows, folder / "results.csv")
+        (folder / "results.jsonl").write_text(
+            "".join(json.dumps({**row["result"], "id": row["id"]}, default=str) + "\n" for row in rows))
+        (folder / "split.json").write_text(json.dumps({"split": params["split"], "ids": [row["id"] for row in rows]}))
+        module.save(str(folder / "program.json"))
+        plot_runs(_compared_runs(run_id, params["dataset"]), folder / "accuracy_vs_tokens.png")
+        mlflow.log_artifacts(str(folder))
+    return summary
 
 
 def _compared_runs(run_id: str, experiment: str, most: int = 8) -> list[dict]:

@@ -5,6 +5,8 @@ import argparse
 import json
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 DEFAULT_INDEX = "runs/index"
@@ -243,16 +245,34 @@ def _print_step(step: dict) -> None:
     print(f"· {step['step']}: {detail(step)}", file=sys.stderr, flush=True)
 
 
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """`kill` and job schedulers (SIGTERM) stop an eval or a compile as Ctrl-C does, keeping its work."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"stopped by signal {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _eval(args) -> int:
     from optimizers.evaluate import evaluate, evaluate_search
 
-    if args.retrieval:
-        summary = evaluate_search(args.dataset, args.data, args.index, args.limit, args.query_from,
-                                  track=not args.no_track)
-    else:
-        summary = evaluate(args.dataset, args.data, args.index, args.program, args.lm, args.compiled, args.split,
-                           args.limit, args.threads, args.max_iterations, args.judge_lm,
-                           progress=sys.stderr.isatty(), track=not args.no_track)
+    try:
+        with _sigterm_as_interrupt():
+            if args.retrieval:
+                summary = evaluate_search(args.dataset, args.data, args.index, args.limit, args.query_from,
+                                          track=not args.no_track)
+            else:
+                summary = evaluate(args.dataset, args.data, args.index, args.program, args.lm, args.compiled,
+                                   args.split, args.limit, args.threads, args.max_iterations, args.judge_lm,
+                                   progress=sys.stderr.isatty(), track=not args.no_track)
+    except KeyboardInterrupt as interrupt:  # the questions done are kept in the run, marked KILLED
+        print(f"ferret: {interrupt or 'eval interrupted'}", file=sys.stderr)
+        return 130
     _print_summary(summary)
     if args.json:
         print(json.dumps(summary))
@@ -293,23 +313,17 @@ def _demo(args) -> int:
     return 0
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt(f"compile stopped by signal {signal.Signals(signum).name}")
-
-
 def _compile(args) -> int:
     from optimizers.compile import compile_program
 
-    stop = signal.signal(signal.SIGTERM, _interrupt)  # `kill` and job schedulers stop a compile as Ctrl-C does
     try:
-        result = compile_program(args.dataset, args.data, args.optimizer, args.index, args.program, args.lm,
-                                 args.prompt_lm, args.reflection_lm, args.train, args.val, args.budget, args.out,
-                                 args.threads, track=not args.no_track, progress=sys.stderr.isatty())
+        with _sigterm_as_interrupt():
+            result = compile_program(args.dataset, args.data, args.optimizer, args.index, args.program, args.lm,
+                                     args.prompt_lm, args.reflection_lm, args.train, args.val, args.budget,
+                                     args.out, args.threads, track=not args.no_track, progress=sys.stderr.isatty())
     except KeyboardInterrupt as interrupt:  # the run is marked KILLED
         print(f"ferret: {interrupt or 'compile interrupted'}", file=sys.stderr)
         return 130
-    finally:
-        signal.signal(signal.SIGTERM, stop)
     print("\n".join(f"{key:<24} {value}" for key, value in result.items()))
     if result["before_run_id"]:
         print(f"uncompiled vs compiled: ferret runs compare {result['before_run_id']} {result['after_run_id']}")

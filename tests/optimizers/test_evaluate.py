@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 
 import mlflow
 import pytest
@@ -94,10 +97,42 @@ def test_a_crashing_question_is_counted_not_fatal(runs):
     from dspy import Example
 
     example = Example(id="x", question="q?", answer="1", evidence=[]).with_inputs("question")
-    rows = optimizers.evaluate.run_questions(Crashes(), None, [example], optimizers.evaluate.METRICS)
+    rows = list(optimizers.evaluate.run_questions(Crashes(), None, [example], optimizers.evaluate.METRICS))
     summary = summarize(rows)
     assert rows[0]["status"] == "error" and "boom" in rows[0]["error"]
     assert summary["error_count"] == 1 and summary["n_error"] == 1 and summary["answered_rate"] == 0.0
+
+
+@pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
+def test_an_interrupted_eval_keeps_the_questions_it_finished(runs, capsys, monkeypatch, stop):
+    """Stopped during its second question, the run is KILLED and holds the first question's metrics
+    and table; the program still answers questions after it."""
+    qa, index, engine = runs
+
+    def answer_then_stop(inputs):
+        if len(engine.calls) == 2:
+            if stop == "ctrl-c":
+                raise KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # ferret's handler raises KeyboardInterrupt here, in the main thread
+            raise RuntimeError("SIGTERM did not stop the eval")
+        return always_total_revenue(inputs)
+
+    def ignore(signum, frame):  # without ferret's handler the test goes on
+        pass
+
+    engine.script["answer"] = [answer_then_stop]
+    before = signal.signal(signal.SIGTERM, ignore)
+    assert main(["eval", "--dataset", "jsonl", "--data", str(qa), "--index", str(index), "--program", "oneshot",
+                 "--split", "all", "--json"]) == 130
+    assert signal.signal(signal.SIGTERM, before) is ignore  # ferret's handler was removed after the eval
+    assert capsys.readouterr().out == ""  # no summary line claims a finished eval
+    client = mlflow.MlflowClient(tracking_uri())
+    (run,) = client.search_runs([client.get_experiment_by_name("jsonl").experiment_id])
+    assert run.info.status == "KILLED" and run.data.tags["interrupted"] == "after 1 of 3 questions"
+    assert run.data.metrics["n"] == 1 and run.data.metrics["accuracy"] == 1.0  # q1, answered right
+    table = client.download_artifacts(run.info.run_id, "results.csv")
+    assert [line.split(",")[0] for line in open(table).read().splitlines()] == ["id", "q1"]
 
 
 def test_runs_compare_of_unknown_ids_is_a_clear_error(runs):
