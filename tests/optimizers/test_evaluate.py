@@ -104,9 +104,9 @@ def test_a_crashing_question_is_counted_not_fatal(runs):
 
 
 @pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])
-def test_an_interrupted_eval_keeps_the_questions_it_finished(runs, capsys, monkeypatch, stop):
-    """Stopped during its second question, the run is KILLED and holds the first question's metrics
-    and table; the program still answers questions after it."""
+def test_an_interrupted_eval_keeps_the_questions_it_finished(runs, capsys, stop):
+    """Stopped during its second question (Ctrl-C, or SIGTERM as `kill` sends), the eval exits 130 and
+    its run is KILLED, holding the first question's metrics and table."""
     qa, index, engine = runs
 
     def answer_then_stop(inputs):
