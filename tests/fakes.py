@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
+import signal
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import dspy
@@ -96,3 +100,26 @@ class ScriptedEngine:
 def scripted_lm(script: dict[str, Any] | None = None) -> tuple[dspy.LM, ScriptedEngine]:
     engine = ScriptedEngine(script)
     return dspy.LM("scripted/fake", engine=engine, cache=False), engine
+
+
+def stop_with_sigterm(command: str) -> None:
+    """Send this process a SIGTERM, as `kill` or a job scheduler would; ferret's handler raises
+    KeyboardInterrupt in the main thread before the sleep ends."""
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(5)
+    raise RuntimeError(f"SIGTERM did not stop the {command}")
+
+
+@contextmanager
+def sigterm_left_to_ferret() -> Iterator[None]:
+    """Outside ferret's own handler a SIGTERM is ignored (so a missing handler fails the test instead of
+    killing pytest); afterwards, ferret's handler must have been removed."""
+    def ignore(signum, frame):
+        pass
+
+    before = signal.signal(signal.SIGTERM, ignore)
+    try:
+        yield
+    finally:
+        after = signal.signal(signal.SIGTERM, before)
+    assert after is ignore, "ferret's SIGTERM handler was left installed"

@@ -9,9 +9,6 @@ question of three right, and a program an optimizer taught gets all three."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import time
 
 import dspy
 import mlflow
@@ -25,7 +22,7 @@ from optimizers.demos import useful_step
 from optimizers.tracking import tracking_uri
 from programs.cli import main
 from programs.iterative import IterativeRetriever
-from tests.fakes import scripted_lm
+from tests.fakes import scripted_lm, sigterm_left_to_ferret, stop_with_sigterm
 
 LESSON = "Answer with the value of the finding, as printed."
 # id (its split, by a hash of the id), question, gold answer, document, the document's line that holds it
@@ -181,20 +178,14 @@ def test_ctrl_c_saves_the_best_program_so_far_and_marks_the_run_killed(scripted,
 
     def interrupted(self, **kwargs):
         if stop == "sigterm":
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(5)  # ferret's handler raises KeyboardInterrupt here, in the main thread
-            raise RuntimeError("SIGTERM did not stop the compile")
+            stop_with_sigterm("compile")
         raise KeyboardInterrupt
-
-    def ignore(signum, frame):  # without ferret's handler the test goes on
-        pass
-
-    before = signal.signal(signal.SIGTERM, ignore)
 
     monkeypatch.setattr(dspy.BootstrapFewShot, "_bootstrap", interrupted)
     out = tmp_path / "interrupted.json"
-    assert main(["compile", "--dataset", "jsonl", "--data", str(qa), "--index", str(corpus.store.dir),
-                 "--optimizer", "random-search", "--out", str(out), "--json"]) == 130
+    with sigterm_left_to_ferret():
+        assert main(["compile", "--dataset", "jsonl", "--data", str(qa), "--index", str(corpus.store.dir),
+                     "--optimizer", "random-search", "--out", str(out), "--json"]) == 130
     assert f"the best program so far is saved at {out}" in capsys.readouterr().err
     synthesis = saved_state(out)["synthesize.predict"]
     assert synthesis["demos"] and not any(demo.get("augmented") for demo in synthesis["demos"])  # labeled demos
@@ -207,7 +198,6 @@ def test_ctrl_c_saves_the_best_program_so_far_and_marks_the_run_killed(scripted,
     assert run.data.metrics["score_before"] == pytest.approx(1 / 3, abs=1e-3) and "score_after" not in run.data.metrics
     assert "interrupted.json" in [a.path for a in client.list_artifacts(run.info.run_id)]
     assert not [r for r in client.search_runs([experiment.experiment_id]) if r.info.status == "RUNNING"]
-    assert signal.signal(signal.SIGTERM, before) is ignore  # ferret's handler was removed after the compile
 
 
 def test_bootstrapped_demos_keep_only_the_steps_that_did_their_job(scripted, tmp_path, monkeypatch):

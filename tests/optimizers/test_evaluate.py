@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import time
 
 import mlflow
 import pytest
@@ -14,7 +11,7 @@ import optimizers.evaluate
 from optimizers.evaluate import summarize
 from optimizers.tracking import metric_name, run_summaries, tracking_uri
 from programs.cli import main
-from tests.fakes import scripted_lm
+from tests.fakes import scripted_lm, sigterm_left_to_ferret, stop_with_sigterm
 
 QUESTIONS = [
     {"id": "q1", "question": "What was total revenue in 2023?", "answer": "3,650", "doc_id": "report",
@@ -113,19 +110,13 @@ def test_an_interrupted_eval_keeps_the_questions_it_finished(runs, capsys, stop)
         if len(engine.calls) == 2:
             if stop == "ctrl-c":
                 raise KeyboardInterrupt
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(5)  # ferret's handler raises KeyboardInterrupt here, in the main thread
-            raise RuntimeError("SIGTERM did not stop the eval")
+            stop_with_sigterm("eval")
         return always_total_revenue(inputs)
 
-    def ignore(signum, frame):  # without ferret's handler the test goes on
-        pass
-
     engine.script["answer"] = [answer_then_stop]
-    before = signal.signal(signal.SIGTERM, ignore)
-    assert main(["eval", "--dataset", "jsonl", "--data", str(qa), "--index", str(index), "--program", "oneshot",
-                 "--split", "all", "--json"]) == 130
-    assert signal.signal(signal.SIGTERM, before) is ignore  # ferret's handler was removed after the eval
+    with sigterm_left_to_ferret():
+        assert main(["eval", "--dataset", "jsonl", "--data", str(qa), "--index", str(index), "--program", "oneshot",
+                     "--split", "all", "--json"]) == 130
     assert capsys.readouterr().out == ""  # no summary line claims a finished eval
     client = mlflow.MlflowClient(tracking_uri())
     (run,) = client.search_runs([client.get_experiment_by_name("jsonl").experiment_id])
