@@ -113,7 +113,12 @@ def numbers_in(text: str) -> list[float]:
     "$1.5 billion" → 1.5e9, "12%" → 12.0, "(3.2)%" → -3.2, "1.2bn" → 1.2e9; dates and
     identifiers ("12/31/2022", "2023-04-01", "Q4", "COVID-19") give nothing.
     """
-    numbers = []
+    return [number for _, _, number in number_spans(text)]
+
+
+def number_spans(text: str) -> list[tuple[int, int, float]]:
+    """(start, end, number) of every number `numbers_in` reads, where it is printed."""
+    spans = []
     for match in _IN_TEXT.finditer(text):
         number = float(match["num"].replace(",", ""))
         if match["sign"] or (match["open"] and match["close"]):
@@ -123,5 +128,5 @@ def numbers_in(text: str) -> list[float]:
             number *= _SCALE_WORDS[match["word"].lower()]
         elif glued and (glued not in ("m", "b") or match["cur"]):
             number *= _SCALE_WORDS[glued]
-        numbers.append(number)
-    return numbers
+        spans.append((match.start(), match.end(), number))
+    return spans

@@ -21,7 +21,7 @@ def _result(answer: str, check: Verification, evidence: list[dict], iterations: 
         reason=reason or ("" if answer else "no answer in what was retrieved"),
         citations=[c.model_dump() for c in check.citations], citations_verified=check.ok,
         unverified_numbers=check.unverified_numbers, findings=[], failed_searches=[], evidence=evidence,
-        iterations=iterations, trajectory=trajectory, rows=[])
+        iterations=iterations, trajectory=trajectory, rows=[], computation="")
 
 
 class OneShotRAG(dspy.Module):

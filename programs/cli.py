@@ -214,6 +214,8 @@ def _ask(args) -> int:
 
 def _print_result(result) -> None:
     print(f"{result.status.upper()}: {result.answer or result.clarification or result.reason}")
+    if result.get("computation"):
+        print(f"  computed in code: {result.computation}")
     for citation in result.citations:
         mark = "verified" if citation["verified"] else "NOT VERIFIED"
         print(f"  [{citation['file']} p.{citation['page']}] {citation['section']} ({mark})")
@@ -240,6 +242,7 @@ def _export(args) -> int:
 
 def _print_step(step: dict) -> None:
     detail = {"route": lambda s: s.get("route", s.get("error", "")),
+              "read": lambda s: f"{s['strategy']} → {'answered' if s['succeeded'] else 'failed: ' + str(s['reason'])}",
               "extract": lambda s: f"{s['strategy']} → {'found' if s['succeeded'] else 'failed: ' + str(s['reason'])}",
               "synthesize": lambda s: s["status"]}.get(step["step"], lambda s: "")
     print(f"· {step['step']}: {detail(step)}", file=sys.stderr, flush=True)

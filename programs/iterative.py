@@ -4,7 +4,13 @@ question → Router (intent, search terms, subqueries, route)
 → a list or aggregate question on the structured route is answered in code from annotations
   (`programs.structured`: filters widened when empty, an overload asks to narrow); when even that
   finds no row, the loop below runs on the other routes
-→ loop (at most `max_iterations`):
+→ first rung, the cheapest read that can answer: the question's top hybrid passages (the one-call
+  baseline's search) read by one typed step (ReadPassages) that answers with the passages it used,
+  a calculation computed in code, or says what is missing (`programs.passage_answer`). An answer whose
+  citations and numbers verify, with nothing said missing, ends the question (Router + read: 2 calls).
+  Otherwise the values it read are kept as findings, its failure is recorded with the reason, and the
+  ladder continues above its rung.
+→ loop (the first rung is the first of `max_iterations`):
     shopping item → the strategy's search (the item's words; for the question itself the label
     search of "annotations" uses the Router's entities and topic terms instead)
     → Extraction (fresh context: a short agent reads the results; on a "select" rung, where there is
@@ -38,11 +44,13 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError
 
 from corpus.tools import Corpus
+from programs.passage_answer import answer_from_passages
 from programs.result import error_text, measured, outcome
 from programs.strategy import Attempt, Policy, Strategy, ladder
-from programs.structured import ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, nothing_matched, table_query
+from programs.structured import (ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, grounded, nothing_matched,
+                                 table_query)
 from programs.verify import value_on_page, verify
-from signatures import Evaluator, Extraction, Planner, Rerank, Router, Synthesis
+from signatures import Evaluator, Extraction, Planner, ReadPassages, Rerank, Router, Synthesis
 from signatures.router import EXAMPLES as ROUTER_EXAMPLES
 from signatures.types import FailedSearch, Finding, RouteDecision
 
@@ -51,7 +59,9 @@ SECTION_TOKENS = 800  # budget of one section read (the agent's fetch_section, t
 MAX_REASON_CHARS = 160
 MAX_ITEM_CHARS = 150  # a shopping item names one value; a longer "item" from the LM is a copied failure or ramble
 MAX_EVIDENCE = 20
-STEPS = ("route", "extract", "evaluate", "synthesize", "plan", "rerank")
+READ_ROWS = 2  # table rows the question names, read by the first rung beside its passages
+LABEL_CANDIDATES = 20  # labels looked at for them
+STEPS = ("route", "read", "extract", "evaluate", "synthesize", "plan", "rerank")
 SECTIONS_NOT_SHOWN = "(not shown: read the results)"
 
 
@@ -69,16 +79,21 @@ class IterativeRetriever(dspy.Module):
 
     def __init__(self, corpus: Corpus | str | Path, max_iterations: int = 4, top_k: int = 4,
                  context_chars: int = 400, agent_steps: int = 1, row_limit: int = ROW_LIMIT,
-                 lms: dict[str, dspy.LM] | None = None):
+                 read_k: int = 5, read_chars: int = 600, lms: dict[str, dspy.LM] | None = None):
+        """`read_k` passages of `read_chars` characters are the first rung's read (the one-call
+        baseline's); `top_k` results of `context_chars` each step of the loop after it."""
         super().__init__()
         self.corpus = load_corpus(corpus)
         self.max_iterations = max_iterations
         self.top_k = top_k
         self.context_chars = context_chars
+        self.read_k = read_k
+        self.read_chars = read_chars
         self.agent_steps = agent_steps
         self.row_limit = row_limit
         self.route = dspy.Predict(Router)
         self.route.demos = list(ROUTER_EXAMPLES)  # worked readings, until a compile replaces them
+        self.read = dspy.ChainOfThought(ReadPassages)
         self.extract = _Agent(Extraction, tools=self._tools(), max_iters=agent_steps)
         self.evaluate = dspy.Predict(Evaluator)
         self.synthesize = dspy.ChainOfThought(Synthesis)
@@ -108,9 +123,11 @@ class IterativeRetriever(dspy.Module):
                 return self._result(state, table.outcome)
             rungs = [rung for rung in rungs if rung.method != "annotations"]  # widened and still empty
         policy = Policy(rungs)
+        if (read := self._read(state, policy)) is not None:
+            return self._result(state, read, rerank=False)
         subqueries = [q for q in decision.subqueries if _is_item(q)] if decision.intent in ("compute", "compare") else []
         items = deque(subqueries or [question])
-        for iteration in range(self.max_iterations):
+        for iteration in range(1, self.max_iterations):
             item = items[0] if items else question
             strategy = policy.next(item)
             if strategy is None:
@@ -161,6 +178,58 @@ class IterativeRetriever(dspy.Module):
             **({"dropped_aggregate": decision.aggregate} if aggregate != decision.aggregate else {}),
             **({"list_from_wording": True} if listed else {})})
         return decision.model_copy(update={"aggregate": aggregate, **({"intent": "list"} if listed else {})})
+
+    def _read(self, state: "_Run", policy: Policy) -> dict | None:
+        """The first rung: the question's top hybrid passages, read once. Its outcome when the answer
+        stands (nothing said missing, every number printed on a cited page or computed in code from
+        printed values, citations on their pages); else None, with the values it read kept as findings
+        and its failure recorded on the ladder's rung of the same search."""
+        hits = self.corpus.search_text(state.question, bucket=state.bucket, top_k=self.read_k,
+                                       context_chars=self.read_chars, doc_id=state.doc_id, hybrid=True)
+        state.read_hits = hits
+        hits = hits + self._question_rows(state)
+        strategy = Strategy("hybrid", "document" if state.doc_id else "global")
+        step = {"strategy": f"read: {strategy.describe()}", "results": len(hits)}
+        # inside one document its id is noise (a TAT-QA uuid's digits were copied as a value)
+        passages = [f"[{n}] {'' if state.doc_id else h['doc_id'] + ' '}page {h['page']} ({h['section']}): {h['text']}"
+                    for n, h in enumerate(hits, 1)]
+        read = None
+        try:
+            out = self.read(question=state.question, passages=passages)
+            calculation = out.calculation.expression
+            read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources))
+            reason = out.missing.strip() or read.problem
+            step.update(calculation=calculation, answer=read.answer, sources=list(out.sources))
+        except Exception as error:
+            reason, step["error"] = "the read output was malformed", error_text(error)
+        if read is not None and not reason:
+            check = verify(read.answer, list(range(len(read.findings))), read.findings, self.corpus.page_text,
+                           self.corpus.file_of, read.derived)
+            if check.ok:
+                state.findings, state.derived, state.computation = read.findings, read.derived, read.computation
+                state.log("read", {**step, "succeeded": True})
+                return outcome("answer", answer=read.answer, sources=list(range(1, len(read.findings) + 1)))
+            reason = "the answer did not verify: " + (
+                f"{', '.join(check.unverified_numbers)} not in the values cited" if check.unverified_numbers
+                else "a cited value is not printed on its page")
+        kept = [f for f in (read.values if read else []) if f not in state.findings]
+        state.findings.extend(kept)
+        state.failures.append(FailedSearch(item=state.question, strategy=step["strategy"], reason=reason,
+                                           sections_tried=list(dict.fromkeys(h["section"] for h in hits))))
+        policy.record(Attempt(state.question, strategy, False, [(h["node_id"], h["score"]) for h in hits]))
+        state.log("read", {**step, "succeeded": False, "reason": reason, "findings": [f.model_dump() for f in kept]})
+        return None
+
+    def _question_rows(self, state: "_Run") -> list[dict]:
+        """At most READ_ROWS table rows whose label the question names (every word of it), each as a
+        passage that names its columns ("Discount rate: Domestic 2019: 4.00%; Domestic 2018: 3.75%"),
+        so a value's year and column are read from its label instead of from a row's position."""
+        rows = self.corpus.annotations_search(state.question, bucket=state.bucket, doc_id=state.doc_id,
+                                              top_k=LABEL_CANDIDATES)
+        named = [row for row in rows if row["kind"] == "row" and row["fields"] and grounded([row["label"]], state.question)]
+        return [{"doc_id": row["doc_id"], "page": row["page"], "section": row["section"], "node_id": row["annotation_id"],
+                 "score": row["score"], "text": f"{row['label']}: " + "; ".join(f"{k}: {v}" for k, v in row["fields"].items())}
+                for row in named[:READ_ROWS]]
 
     def _extract(self, state: "_Run", policy: Policy, item: str, strategy: Strategy,
                  open_items: list[str]) -> tuple[bool, list[str]]:
@@ -338,8 +407,14 @@ class IterativeRetriever(dspy.Module):
         ranked = _picked(ranking, findings)
         return ranked + [f for f in findings if f not in ranked]
 
-    def _result(self, state: "_Run", synthesis: dict) -> dspy.Prediction:
-        evidence = self._rerank(state)
+    def _result(self, state: "_Run", synthesis: dict, rerank: bool = True) -> dspy.Prediction:
+        """The outcome with its citations verified. The ranked evidence starts with the first rung's
+        passages (so it never ranks worse than the one-call search), then the findings, reranked when
+        the loop gathered them."""
+        findings = self._rerank(state) if rerank else state.findings[:MAX_EVIDENCE]
+        evidence = [{"doc_id": h["doc_id"], "page": h["page"], "section": h["section"], "label": ""}
+                    for h in state.read_hits]
+        evidence += [{"doc_id": f.doc_id, "page": f.page, "section": f.section, "label": f.label} for f in findings]
         status = synthesis["status"]
         answer, sources = (synthesis["answer"], [n - 1 for n in synthesis["sources"]]) if status == "answer" else ("", [])
         check = verify(answer, sources, state.findings, self.corpus.page_text, self.corpus.file_of, state.derived)
@@ -351,8 +426,8 @@ class IterativeRetriever(dspy.Module):
             citations_verified=check.ok, unverified_numbers=check.unverified_numbers,
             findings=[f.model_dump() for f in state.findings],
             failed_searches=[f.model_dump() for f in state.failures],
-            evidence=[{"doc_id": f.doc_id, "page": f.page, "section": f.section, "label": f.label} for f in evidence],
-            iterations=sum(1 for step in state.trajectory if step["step"] == "extract"),
+            evidence=evidence, computation=state.computation if status == "answer" else "",
+            iterations=sum(1 for step in state.trajectory if step["step"] in ("read", "extract")),
             trajectory=state.trajectory, rows=state.rows,
         )
 
@@ -387,6 +462,8 @@ class _Run:
         self.table_attempts: list[dict] = []  # the structured route's queries, filters and row counts
         self.rows: list[dict] = []  # every annotation a structured answer read (for export)
         self.derived: list[float] = []  # numbers computed in code from the findings (counts, sums)
+        self.read_hits: list[dict] = []  # the first rung's passages: the ranked evidence starts with them
+        self.computation = ""  # the calculation an answer's number was computed by
 
     def log(self, step: str, data: dict) -> None:
         self.trajectory.append({"step": step, **json.loads(json.dumps(data, default=str))})

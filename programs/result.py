@@ -10,7 +10,7 @@ from dspy.utils.usage_tracker import track_usage
 
 RESULT_FIELDS = ("status", "answer", "citations", "citations_verified", "unverified_numbers", "findings",
                  "failed_searches", "evidence", "iterations", "lm_calls", "tokens", "seconds", "confidence",
-                 "need", "reason", "clarification", "trajectory", "lm_seconds", "rows")
+                 "need", "reason", "clarification", "trajectory", "lm_seconds", "rows", "computation")
 
 
 class _LMTimer(BaseCallback):

@@ -4,9 +4,10 @@ from signatures.evaluator import Evaluator
 from signatures.extraction import Extraction
 from signatures.judge import JudgeAnswer
 from signatures.planner import Planner
+from signatures.read import ReadPassages
 from signatures.rerank import Rerank
 from signatures.router import Router
 from signatures.synthesis import Synthesis
 
-__all__ = ["AgentAnswer", "AnswerFromPassages", "Evaluator", "Extraction", "JudgeAnswer", "Planner", "Rerank", "Router",
-           "Synthesis"]
+__all__ = ["AgentAnswer", "AnswerFromPassages", "Evaluator", "Extraction", "JudgeAnswer", "Planner", "ReadPassages", "Rerank",
+           "Router", "Synthesis"]

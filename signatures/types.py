@@ -63,6 +63,14 @@ class Finding(BaseModel):
                          json_schema_extra=bound(chars=120))
 
 
+class Calculation(BaseModel):
+    """Arithmetic over printed numbers that code computes (`programs.arithmetic`). Its JSON schema lets
+    an expression hold only digits, operators and parentheses, so the embedded model's grammar cannot
+    write prose or a copied table into it (it did, 4 of 6 times, when it was a free string)."""
+
+    expression: str = Field("", json_schema_extra={"pattern": r"^[-+*/()0-9.,%$ ]{0,100}$"})
+
+
 class FailedSearch(BaseModel):
     """A search that did not answer its item: what was tried, where, and why it failed."""
 

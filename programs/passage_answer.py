@@ -1,0 +1,126 @@
+"""A read of numbered passages (the loop's first rung) turned into an answer that code can check.
+
+Each value the answer uses becomes a finding quoted from the passage that prints it (the passages it
+cites first, then the others it read), on that passage's page:
+- a calculation ("(1,250 - 1,100) / 1,100 * 100"), when the question asks for one, is computed in code (`programs.arithmetic`); the
+  answer is its result, every operand but a small constant (CONSTANTS) must be printed in a passage,
+  and each is a finding, so the stated number verifies by construction;
+- an answer's own numbers (years aside) must each be printed in a passage, and each is a finding;
+- a text answer printed in a passage is a finding; one that is not (a yes/no, a paraphrase) cites the
+  passages it names, whole, as the one-call baseline does.
+`problem` says why the read cannot stand as an answer ("" when it can). Only value findings (never a
+whole passage) are kept for the later steps of the loop, which never see raw text.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from corpus.numbers import number_spans
+from programs.arithmetic import ExpressionError, asks_calculation, compute, format_result, is_calculation
+from programs.verify import answer_numbers, same_number
+from signatures.types import Finding
+
+CONSTANTS = {*range(1, 13), 100, 1000}  # a percentage's 100, an average's count: no page needs to print them
+QUOTE_CHARS = 50  # of context on each side of a value
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+
+
+@dataclass
+class PassageAnswer:
+    answer: str
+    findings: list[Finding] = field(default_factory=list)  # what the answer cites, each on its page
+    derived: list[float] = field(default_factory=list)  # the computed result
+    computation: str = ""
+    problem: str = ""
+    whole_passages: bool = False  # the findings are the cited passages themselves
+
+    @property
+    def values(self) -> list[Finding]:
+        """The findings that are single values (what later steps may keep), not whole passages."""
+        return [] if self.whole_passages else self.findings
+
+
+def answer_from_passages(question: str, hits: list[dict], calculation: str, answer: str,
+                         sources: list[int]) -> PassageAnswer:
+    """The answer a read of `hits` (numbered from 1) gives, with the findings it rests on. The
+    calculation is used when the question asks for one (`asks_calculation`), else the answer."""
+    cited = [hits[n - 1] for n in dict.fromkeys(sources) if 1 <= n <= len(hits)]
+    read = cited + [hit for hit in hits if hit not in cited]
+    if is_calculation(calculation) and asks_calculation(question):
+        return _computed(question, calculation, read)
+    answer = answer.strip()
+    if not answer:
+        return PassageAnswer("", problem="no answer")
+    numbers = [number for _, number in answer_numbers(answer)]
+    if numbers:
+        found = [_quoted_number(number, read) for number in numbers]
+        missing = [text for (text, _), finding in zip(answer_numbers(answer), found) if finding is None]
+        if missing:
+            return PassageAnswer(answer, [f for f in found if f], problem=f"{', '.join(missing)} not printed in the passages read")
+        return PassageAnswer(answer, _distinct(found))
+    if printed := _quoted_text(answer, read):
+        return PassageAnswer(answer, [printed])
+    if not cited:
+        return PassageAnswer(answer, problem="no passage cited")
+    return PassageAnswer(answer, [_whole(hit) for hit in cited], whole_passages=True)
+
+
+def _computed(question: str, calculation: str, read: list[dict]) -> PassageAnswer:
+    try:
+        computation = compute(calculation)
+    except ExpressionError as error:
+        return PassageAnswer("", problem=f"the calculation could not be computed: {error}")
+    years = {int(year) for year in re.findall(r"\b(?:19|20)\d{2}\b", question)}
+    if used := [o.text for o in computation.literals if o.value in years]:
+        return PassageAnswer("", problem=f"the calculation uses the question's year {', '.join(used)} as a value")
+    found, missing = [], []
+    for operand in computation.literals:
+        if operand.value in CONSTANTS and _quoted_number(operand.value, read) is None:
+            continue
+        finding = _quoted_number(operand.value, read)
+        (found if finding else missing).append(finding or operand.text)
+    result = PassageAnswer(format_result(computation.value), _distinct(found), [computation.value],
+                           computation.expression)
+    if missing:
+        result.problem = f"the calculation uses {', '.join(missing)}, which no passage read prints"
+    return result
+
+
+def _quoted_number(number: float, read: list[dict]) -> Finding | None:
+    """The first place among the passages where `number` is printed (any sign or scale), as a finding."""
+    for hit in read:
+        for start, end, printed in number_spans(hit["text"]):
+            if same_number(abs(number), abs(printed)):
+                return _finding(hit, start, end)
+    return None
+
+
+def _quoted_text(answer: str, read: list[dict]) -> Finding | None:
+    """The answer (without a leading article or final period) printed in a passage, case and spacing aside."""
+    words = _ARTICLE.sub("", answer.strip().rstrip(".")).split()
+    if not words:
+        return None
+    pattern = re.compile(r"\b" + r"\s+".join(map(re.escape, words)) + r"(?!\w)", re.IGNORECASE)
+    for hit in read:
+        if match := pattern.search(hit["text"]):
+            return _finding(hit, match.start(), match.end())
+    return None
+
+
+def _finding(hit: dict, start: int, end: int) -> Finding:
+    text = hit["text"]
+    before, after = text[max(0, start - QUOTE_CHARS):start], text[end:end + QUOTE_CHARS]
+    return Finding(label=hit.get("section") or hit["doc_id"], value=text[start:end].strip(), doc_id=hit["doc_id"],
+                   page=hit["page"], section=hit.get("section") or "",
+                   context=" ".join(f"{before}{text[start:end]}{after}".split()))
+
+
+def _whole(hit: dict) -> Finding:
+    text = hit["text"].strip("…").strip()
+    return Finding(label=hit.get("section") or hit["doc_id"], value=text, doc_id=hit["doc_id"], page=hit["page"], section=hit.get("section") or "",
+                   context=text)
+
+
+def _distinct(findings: list[Finding | None]) -> list[Finding]:
+    return list({(f.doc_id, f.page, f.value, f.context): f for f in findings if f is not None}.values())
