@@ -216,7 +216,7 @@ class IterativeRetriever(dspy.Module):
         state.findings.extend(kept)
         state.failures.append(FailedSearch(item=state.question, strategy=step["strategy"], reason=reason,
                                            sections_tried=list(dict.fromkeys(h["section"] for h in hits))))
-        policy.record(Attempt(state.question, strategy, False, [(h["node_id"], h["score"]) for h in hits]))
+        policy.record(Attempt(state.question, strategy, False, [(h["node_id"], h["score"]) for h in hits], first_rung=True))
         state.log("read", {**step, "succeeded": False, "reason": reason, "findings": [f.model_dump() for f in kept]})
         return None
 

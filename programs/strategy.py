@@ -17,7 +17,9 @@ A strategy is a retrieval method, the granularity it reads at, and a scope.
 The route chosen by the Router decides where the ladder starts ("long_text" starts coarse, with "select").
 
 Rules, in order:
-1. A (item, strategy) that failed is never tried again.
+1. A (item, strategy) that failed is never tried again. The loop's first rung (one read of the
+   question's hybrid passages) counts as that rung tried for the question, but does not raise the
+   floor of rule 3: after it, a "long_text" route still reads sections first.
 2. After a failure, backtrack first: if an earlier step succeeded, read the section around its best
    hit (the "neighbors" rung) before paying for a costlier method.
 3. Otherwise climb to the cheapest untried rung above every rung that failed since the last
@@ -67,6 +69,7 @@ class Attempt:
     strategy: Strategy
     succeeded: bool
     anchors: list[tuple[str, float]] = field(default_factory=list)
+    first_rung: bool = False  # the loop's one-call read: never repeated, but the ladder still starts below it
 
 
 def ladder(route: str, fallbacks: list[str], document_scoped: bool, filtered: bool = False) -> list[Strategy]:
@@ -129,7 +132,7 @@ class Policy:
         for attempt in reversed(self.history):
             if attempt.succeeded:
                 break
-            if attempt.strategy in self.rungs:
+            if attempt.strategy in self.rungs and not attempt.first_rung:
                 floor = max(floor, self.rungs.index(attempt.strategy))
         return floor
 
