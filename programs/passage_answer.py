@@ -3,7 +3,8 @@
 Each value the answer uses becomes a finding quoted from the passage that prints it (the passages it
 cites first, then the others it read), on that passage's page:
 - a calculation ("(1,250 - 1,100) / 1,100 * 100"), when the question asks for one, is computed in code (`programs.arithmetic`); the
-  answer is its result, every operand but a small constant (CONSTANTS) must be printed in a passage,
+  answer is its result, every operand but a small constant (CONSTANTS) must be printed as written in a
+  passage (a year the question names is never an operand),
   and each is a finding, so the stated number verifies by construction;
 - an answer's own numbers (years aside) must each be printed in a passage, and each is a finding;
 - a text answer printed in a passage is a finding; one that is not (a yes/no, a paraphrase) cites the
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 from corpus.numbers import number_spans
 from programs.arithmetic import ExpressionError, asks_calculation, compute, format_result, is_calculation
-from programs.verify import answer_numbers, same_number
+from programs.verify import TOLERANCE, answer_numbers, same_number
 from signatures.types import Finding
 
 CONSTANTS = {*range(1, 13), 100, 1000}  # a percentage's 100, an average's count: no page needs to print them
@@ -72,26 +73,27 @@ def _computed(question: str, calculation: str, read: list[dict]) -> PassageAnswe
     except ExpressionError as error:
         return PassageAnswer("", problem=f"the calculation could not be computed: {error}")
     years = {int(year) for year in re.findall(r"\b(?:19|20)\d{2}\b", question)}
-    if used := [o.text for o in computation.literals if o.value in years]:
+    if used := list(dict.fromkeys(o.text for o in computation.literals if o.value in years)):
         return PassageAnswer("", problem=f"the calculation uses the question's year {', '.join(used)} as a value")
     found, missing = [], []
     for operand in computation.literals:
-        if operand.value in CONSTANTS and _quoted_number(operand.value, read) is None:
+        finding = _quoted_number(operand.value, read, scaled=False)
+        if finding is None and operand.value in CONSTANTS:
             continue
-        finding = _quoted_number(operand.value, read)
         (found if finding else missing).append(finding or operand.text)
     result = PassageAnswer(format_result(computation.value), _distinct(found), [computation.value],
                            computation.expression)
     if missing:
-        result.problem = f"the calculation uses {', '.join(missing)}, which no passage read prints"
+        result.problem = f"the calculation uses {', '.join(dict.fromkeys(missing))}, which no passage read prints"
     return result
 
 
-def _quoted_number(number: float, read: list[dict]) -> Finding | None:
-    """The first place among the passages where `number` is printed (any sign or scale), as a finding."""
+def _quoted_number(number: float, read: list[dict], scaled: bool = True) -> Finding | None:
+    """The first place among the passages where `number` is printed (any sign; any scale, unless
+    `scaled` is False: an operand is copied as printed, and "3" in "Note 3" is not 3,000), as a finding."""
     for hit in read:
         for start, end, printed in number_spans(hit["text"]):
-            if same_number(abs(number), abs(printed)):
+            if same_number(abs(number), abs(printed)) if scaled else abs(abs(number) - abs(printed)) <= TOLERANCE * abs(number):
                 return _finding(hit, start, end)
     return None
 

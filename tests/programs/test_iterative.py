@@ -326,3 +326,65 @@ def test_saves_and_loads_as_json_without_pickling_the_lm(small_corpus, tmp_path)
     loaded.load(path, allow_unsafe_lm_state=True)
     assert loaded.dump_state() == program.dump_state()
     assert type(loaded.synthesize.predict.lm.engine).__name__ == "LlamaCppEngine"
+
+
+# --- the first rung ------------------------------------------------------------------------------
+def read_reply(answer="", calculation="", sources=(1,), missing=""):
+    return {"calculation": {"expression": calculation}, "answer": answer, "sources": list(sources), "missing": missing}
+
+
+def test_the_first_rung_answers_and_stops_with_verified_citations_in_two_calls(small_corpus):
+    result, engine = run(small_corpus, {"read": read_reply("Total revenue in 2023 was 3,650.")})
+    assert engine.steps() == ["route", "read"] and result.lm_calls == 2 and result.iterations == 1
+    assert result.status == "answer" and result.answer == "Total revenue in 2023 was 3,650."
+    assert result.citations_verified and result.failed_searches == []
+    assert [c["page"] for c in result.citations] == [1] and "Total revenue 3,650 3,150" in result.citations[0]["quote"]
+    passages = inputs_of(engine, "read")[0]["passages"]
+    assert "[1] page 1 (Segment Results)" in passages and "report page" not in passages  # no doc id inside one document
+    assert "Total revenue: 2023: 3,650; 2022: 3,150" in passages  # the table row the question names, by its columns
+    # the ranked evidence is the one-call search's passages, in their order
+    hits = small_corpus.search_text("What was total revenue in 2023?", top_k=5, context_chars=600, doc_id="report",
+                                    hybrid=True)
+    assert [(e["doc_id"], e["page"]) for e in result.evidence[:len(hits)]] == [(h["doc_id"], h["page"]) for h in hits]
+
+
+def test_a_calculation_is_computed_in_code_and_every_operand_is_cited(small_corpus):
+    question = "What was the percentage change in total revenue from 2022 to 2023?"
+    reply = read_reply("16%", calculation="(3,650 - 3,150) / 3,150 * 100", sources=[2])
+    result, engine = run(small_corpus, {"read": reply}, question=question)
+    assert engine.steps() == ["route", "read"] and result.status == "answer"
+    assert result.answer == "15.873" and result.computation == "(3,650 - 3,150) / 3,150 * 100"
+    assert [f["value"] for f in result.findings] == ["3,650", "3,150"]  # each operand, quoted where it is printed
+    assert len(result.citations) == 2 and result.citations_verified and all(c["verified"] for c in result.citations)
+    # a lookup question does not take the calculation a small model writes anyway
+    result, _ = run(small_corpus, {"read": read_reply("1,250", calculation="1,250 + 1,100")},
+                    question="What was Consumer revenue in 2023?")
+    assert result.answer == "1,250" and result.computation == "" and result.citations_verified
+
+
+def test_a_first_rung_answer_that_does_not_verify_escalates_with_its_values_kept(small_corpus):
+    unprinted = read_reply("Total revenue was 3,650, up 9.9% on 2022.")  # 9.9 is printed nowhere
+    result, engine = run(small_corpus, {"read": unprinted, "extract": MISSED, "synthesize": ANSWER}, max_iterations=2)
+    read = result.trajectory[1]
+    assert read["step"] == "read" and not read["succeeded"] and read["reason"] == "9.9 not printed in the passages read"
+    assert [f["value"] for f in read["findings"]] == ["3,650"]  # the value that is printed is kept
+    failed = result.failed_searches[0]
+    assert (failed["strategy"], failed["reason"]) == ("read: hybrid search for passages, document",
+                                                      "9.9 not printed in the passages read")
+    assert engine.steps() == ["route", "read", "extract", "synthesize"]  # the ladder goes on, then Synthesis
+    assert strategies(result) == ["annotations search for facts, document"]  # not the first rung's search again
+    assert inputs_of(engine, "synthesize")[0]["findings"].startswith('["[1] Segment Results: 3,650 (report p. 1)')
+    assert result.status == "answer" and result.citations_verified
+
+
+@pytest.mark.parametrize("reply, reason", [
+    (read_reply("", calculation="(3,650 - 2022) / 2022 * 100"), "the calculation uses the question's year 2022 as a value"),
+    (read_reply("", calculation="(3,650 - 3,000) / 3,000 * 100"), "the calculation uses 3,000, which no passage read prints"),
+    (read_reply("3,650", missing="the 2024 figure"), "the 2024 figure"),
+    ("this is not JSON {", "the read output was malformed"),
+])
+def test_a_first_rung_that_cannot_answer_records_why_and_the_loop_goes_on(small_corpus, reply, reason):
+    question = "What was the percentage change in total revenue from 2022 to 2023?"
+    result, engine = run(small_corpus, {"read": reply, "extract": MISSED}, question=question, max_iterations=2)
+    assert result.failed_searches[0]["reason"] == reason and "extract" in engine.steps()
+    assert result.status == "fail" and result.answer == ""
