@@ -15,17 +15,29 @@ from collections.abc import Callable
 
 import dspy
 
+from corpus.numbers import numbers_in
+from programs.arithmetic import asks_calculation, is_calculation
+from programs.passage_answer import CONSTANTS
 from programs.structured import grounded
-from programs.verify import value_on_page
-from signatures.types import Finding, RouteDecision
+from programs.verify import same_number, value_on_page
+from signatures.types import Calculation, Finding, RouteDecision
 
 
 def useful_step(predictor: dspy.Predict, inputs: dict, outputs: dspy.Prediction) -> bool:
     """Whether a step shows its predictor doing its job. An Extraction step (it outputs findings)
     found something, reported no failure, and every finding's value is printed in what it read. A
-    Router step (it outputs a decision) read terms that are the question's own words, and buckets
-    the corpus overview lists. Other steps are kept."""
+    first-rung read (it outputs what is missing) answered, said nothing missing, and every number of
+    the calculation it used (else of its answer) is printed in its passages. A Router step (it
+    outputs a decision) read terms that are the question's own words, and buckets the corpus overview
+    lists. Other steps are kept."""
     fields = predictor.signature.output_fields
+    if "missing" in fields:
+        calculation = Calculation.model_validate(outputs.get("calculation") or {}).expression
+        used = calculation if is_calculation(calculation) and asks_calculation(inputs.get("question", "")) \
+            else outputs.get("answer") or ""
+        printed = numbers_in("\n".join(inputs.get("passages") or []))
+        return (bool(used.strip()) and not (outputs.get("missing") or "").strip()
+                and all(number in CONSTANTS or any(same_number(number, p) for p in printed) for number in numbers_in(used)))
     if "findings" in fields:
         findings = [Finding.model_validate(finding) for finding in outputs.get("findings") or []]
         read = f"{inputs.get('results', '')}\n{inputs.get('trajectory', '')}"

@@ -238,6 +238,17 @@ def test_a_step_is_useful_when_it_did_its_job(small_corpus):
     assert not useful_step(extraction, read, dspy.Prediction(findings=[finding], failure_reason="not found"))
     assert not useful_step(extraction, read, dspy.Prediction(findings=[{**finding, "value": 3.0}], failure_reason=""))
 
+    passages = {"question": "What was the percentage change in total revenue from 2022 to 2023?",
+                "passages": ["[1] page 1 (Segment Results): Total revenue  3,650  3,150"]}
+    change = {"expression": "(3,650 - 3,150) / 3,150 * 100"}
+    read = program.read.predict
+    assert useful_step(read, passages, dspy.Prediction(calculation=change, answer="16%", missing=""))
+    assert not useful_step(read, passages, dspy.Prediction(calculation=change, answer="", missing="the 2022 total"))
+    assert not useful_step(read, passages, dspy.Prediction(calculation={"expression": "(3,650 - 3,100) / 3,100 * 100"},
+                                                           answer="", missing=""))
+    assert useful_step(read, passages, dspy.Prediction(calculation={"expression": ""}, answer="3,650", missing=""))
+    assert not useful_step(read, passages, dspy.Prediction(calculation={"expression": ""}, answer="", missing=""))
+
     overview = {"question": "What did the winter tires cost in 2022?", "corpus_overview": small_corpus.overview()}
     reading = {"intent": "lookup", "buckets": ["invoices"], "topic_terms": ["winter tires"]}
     assert useful_step(program.route, overview, dspy.Prediction(decision=reading))

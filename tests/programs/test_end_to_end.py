@@ -1,17 +1,21 @@
 """The real embedded model (Qwen2.5-Coder-0.5B through llama.cpp) on a real FinanceBench filing."""
 from __future__ import annotations
 
+import json
+
 import dspy
 import pytest
 
 from corpus.ingest import ingest
 from corpus.tools import Corpus
+from programs.arithmetic import compute, format_result
 from programs.baselines import OneShotRAG
 from programs.iterative import IterativeRetriever
 from programs.lm import make_lm
 from programs.result import RESULT_FIELDS
 from programs.verify import value_on_page
 from signatures.types import Finding
+from tests.conftest import SHARED_DATA, shared
 
 DOC = "FOOTLOCKER_2022_8K_dated-2022-05-20"
 QUESTION = "Were there any board member nominees who had substantially more votes against joining than the other nominees?"
@@ -38,9 +42,11 @@ def check_structure(result, corpus: Corpus) -> None:
 
 def test_iterative_retriever_runs_on_the_embedded_model(filing):
     with dspy.context(lm=make_lm("local"), adapter=dspy.JSONAdapter()):
-        result = IterativeRetriever(filing, max_iterations=1)(question=QUESTION, doc_id=DOC)
+        result = IterativeRetriever(filing, max_iterations=2)(question=QUESTION, doc_id=DOC)
     check_structure(result, filing)
-    assert result.trajectory[0]["step"] == "route" and any(s["step"] == "extract" for s in result.trajectory)
+    steps = [step["step"] for step in result.trajectory]
+    assert steps[:2] == ["route", "read"]
+    assert result.trajectory[1]["succeeded"] == ("extract" not in steps)  # the loop runs only when the first rung fails
     for finding in result.findings:  # every kept finding has real provenance
         assert filing.page_text(finding["doc_id"], finding["page"]) is not None
     for citation in result.citations:  # a citation verifies exactly when its value is on its page
@@ -66,3 +72,24 @@ def test_a_list_question_on_the_sample_corpus_runs_on_the_embedded_model(sample_
     structured = [step for step in result.trajectory if step["step"] == "structured"]
     if structured and result.status == "answer":  # every row the answer counts is cited, and verifies
         assert result.citations_verified and len(result.citations) == len(result.findings) <= len(result.rows)
+
+
+def test_the_first_rung_computes_in_code_on_the_embedded_model(tmp_path):
+    """A TAT-QA context (its table and paragraphs) and one of its arithmetic questions: whatever the
+    0.5B model reads, a computed answer is the calculation's value computed in code, every operand
+    cited on its page; otherwise the first rung's failure and its reason are recorded."""
+    contexts = json.loads(shared(SHARED_DATA / "tatqa" / "tatqa_dataset_dev.json").read_text())
+    context = next(c for c in contexts if c["table"]["uid"] == "3ffd9053-a45d-491c-957a-1b2fa0af0570")
+    (tmp_path / "context.json").write_text(json.dumps([context]))
+    ingest([tmp_path / "context.json"], tmp_path / "index")
+    corpus = Corpus(tmp_path / "index")
+    with dspy.context(lm=make_lm("local"), adapter=dspy.JSONAdapter()):
+        result = IterativeRetriever(corpus, max_iterations=1)(
+            question="What is the percentage change in Other in 2019 from 2018?", doc_id=context["table"]["uid"])
+    check_structure(result, corpus)
+    read = result.trajectory[1]
+    assert read["step"] == "read" and result.lm_calls == 2
+    if read["succeeded"] and result.computation:
+        assert result.answer == format_result(compute(result.computation).value) and result.citations_verified
+    elif not read["succeeded"]:
+        assert result.failed_searches[0]["reason"] == read["reason"] and read["reason"]

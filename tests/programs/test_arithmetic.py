@@ -1,0 +1,77 @@
+"""Arithmetic computed in code (never eval), and a read of passages turned into an answer with its findings."""
+from __future__ import annotations
+
+import pytest
+
+from programs.arithmetic import ExpressionError, asks_calculation, compute, format_result, is_calculation
+from programs.passage_answer import answer_from_passages
+
+TABLE = {"doc_id": "ctx", "page": 1, "section": "Sales", "node_id": "seg:1", "score": 1.0,
+         "text": "Years Ended September 30, 2019 2018 2017\nFixed Price $ 1,452.4 $ 1,146.2\nOther 44.1 56.7 70.8\n"
+                 "Total sales $1,496.5 $1,202.9 $1,107.7"}
+NOTE = {"doc_id": "ctx", "page": 2, "section": "Notes", "node_id": "seg:2", "score": 0.5,
+        "text": "See Note 3. Sales to the U.S. government were the largest share of sales."}
+
+
+@pytest.mark.parametrize("expression, references, value", [
+    ("(44.1 - 56.7) / 56.7 * 100", (), -22.2222),
+    ("([1] - [2]) / [2] * 100", (44.1, 56.7), -22.2222),
+    ("$1,496.5 + $1,202.9", (), 2699.4),
+    ("(12.5% + 7.5%) / 2", (), 10.0),
+    ("−5 × 2 ÷ 4", (), -2.5),
+])
+def test_expressions_are_computed_exactly(expression, references, value):
+    assert round(compute(expression, references).value, 4) == value
+
+
+@pytest.mark.parametrize("expression", ['__import__("os").system("true")', "2 ** 10", "[1].real", "abs(-1)",
+                                        "1 / 0", "[3]", "", "1" * 301])
+def test_anything_but_arithmetic_is_refused(expression):
+    with pytest.raises(ExpressionError):
+        compute(expression, (1.0, 2.0))
+
+
+def test_operands_literals_and_references_are_reported():
+    computation = compute("([1] - 1,100) / 1,100 * 100", (1250.0,))
+    assert [o.text for o in computation.literals] == ["1,100", "1,100", "100"]
+    assert computation.references == [1]
+    assert format_result(computation.value) == "13.6364" and format_result(1577.0) == "1,577"
+
+
+def test_what_is_a_calculation_and_what_asks_for_one():
+    assert is_calculation("4.00 - 1.90") and is_calculation("[1] / [2]")
+    assert not is_calculation("1,250") and not is_calculation("") and not is_calculation("$3.2")
+    assert asks_calculation("What is the percentage change in Other in 2019 from 2018?")
+    assert not asks_calculation("In which year was the amount for Sensors the largest?")
+
+
+def test_a_calculation_becomes_the_answer_with_each_operand_quoted_on_its_page():
+    read = answer_from_passages("What is the percentage change in Other in 2019 from 2018?", [NOTE, TABLE],
+                                "(44.1 - 56.7) / 56.7 * 100", "-20%", [2])
+    assert (read.answer, read.computation, read.problem) == ("-22.2222", "(44.1 - 56.7) / 56.7 * 100", "")
+    assert [(f.value, f.page) for f in read.findings] == [("44.1", 1), ("56.7", 1)]
+    assert "Other 44.1 56.7 70.8" in read.findings[0].context and read.derived == [pytest.approx(-22.2222, abs=1e-4)]
+
+
+@pytest.mark.parametrize("question, calculation, answer, problem", [
+    ("What is the percentage change in Other in 2019 from 2018?", "(44.1 - 2018) / 2018 * 100", "",
+     "the calculation uses the question's year 2018 as a value"),
+    ("What is the change in Other from 2018 to 2019?", "3,000 - 44.1", "", "the calculation uses 3,000, which no "
+                                                                            "passage read prints"),
+    ("What is the change in Other from 2018 to 2019?", "44.1 - ", "", "the calculation could not be computed: "
+                                                                        "not an arithmetic expression: '44.1 - '"),
+    ("What were Other sales in 2019?", "", "Other sales were 45.0.", "45 not printed in the passages read"),
+    ("What were Other sales in 2019?", "", "", "no answer"),
+])
+def test_a_read_that_cannot_stand_says_why(question, calculation, answer, problem):
+    assert answer_from_passages(question, [TABLE, NOTE], calculation, answer, [1]).problem == problem
+
+
+def test_an_answer_cites_the_values_it_states_or_else_the_passages_it_names():
+    lookup = answer_from_passages("What were Other sales in 2019?", [TABLE], "44.1 + 56.7", "Other sales were 44.1.", [1])
+    assert lookup.problem == "" and lookup.computation == "" and [f.value for f in lookup.findings] == ["44.1"]
+    text = answer_from_passages("Who bought most?", [TABLE, NOTE], "", "the U.S. government", [2])
+    assert [(f.value, f.page) for f in text.findings] == [("U.S. government", 2)] and text.values == text.findings
+    yes = answer_from_passages("Is the government the largest buyer?", [TABLE, NOTE], "", "Yes", [2])
+    assert [f.page for f in yes.findings] == [2] and yes.whole_passages and yes.values == []
+    assert answer_from_passages("Is it?", [TABLE], "", "Yes", []).problem == "no passage cited"
