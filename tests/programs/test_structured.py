@@ -83,7 +83,7 @@ def test_an_aggregate_over_rows_without_numbers_falls_back_to_the_text_routes(sm
     result, _ = ask(small_corpus, decision, question="What is the sum of vendors?", max_iterations=1)
     assert structured_step(result)["attempts"] == [
         {"query": "vendor", "filters": {}, "bucket": "invoices", "rows": 2, "error": "no numeric value to sum"}]
-    assert any(step["step"] == "extract" for step in result.trajectory)
+    assert any(step["step"] == "read" for step in result.trajectory)  # the first rung of the text routes
     assert result.status == "clarify" and "'vendor' (in invoices): 2 rows (no numeric value to sum)" in result.clarification
 
 
@@ -154,7 +154,7 @@ def test_a_list_question_the_router_reads_as_a_lookup_is_answered_as_a_list_but_
     assert result.citations_verified and engine.steps() == ["route"]
     scoped, engine = ask(small_corpus, decision, question="Which receipts contain tires?", doc_id="inv1",
                          max_iterations=1)
-    assert "list_from_wording" not in scoped.trajectory[0] and "extract" in engine.steps()
+    assert "list_from_wording" not in scoped.trajectory[0] and "read" in engine.steps()
 
 
 def test_a_lookup_the_router_calls_an_aggregate_is_not_summed_and_foreign_terms_are_not_counted(small_corpus):
@@ -162,7 +162,7 @@ def test_a_lookup_the_router_calls_an_aggregate_is_not_summed_and_foreign_terms_
     result, engine = ask(small_corpus, decision, question="What did the tires cost?", max_iterations=1)
     assert result.trajectory[0]["dropped_aggregate"] == "sum"
     assert "structured" not in [step["step"] for step in result.trajectory]
-    assert "extract" in engine.steps()  # the loop reads the question instead
+    assert "read" in engine.steps()  # the loop's first rung reads the question instead
     listing = {"intent": "list", "topic_terms": ["tires", "Total"]}
     result, _ = ask(small_corpus, listing, question="Which receipts contain tires?")
     assert structured_step(result)["attempts"][0]["query"] == "tires"  # "Total" would match every receipt
