@@ -9,7 +9,7 @@ question → Router (intent, search terms, subqueries, route)
   a calculation computed in code, or says what is missing (`programs.passage_answer`). An answer whose
   citations and numbers verify, with nothing said missing, ends the question (Router + read: 2 calls).
   Otherwise the values it read are kept as findings, its failure is recorded with the reason, and the
-  ladder continues above its rung.
+  ladder goes on without repeating its search (`Attempt.first_rung`).
 → loop (the first rung is the first of `max_iterations`):
     shopping item → the strategy's search (the item's words; for the question itself the label
     search of "annotations" uses the Router's entities and topic terms instead)
