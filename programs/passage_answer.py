@@ -53,10 +53,9 @@ def answer_from_passages(question: str, hits: list[dict], calculation: str, answ
     answer = answer.strip()
     if not answer:
         return PassageAnswer("", problem="no answer")
-    numbers = [number for _, number in answer_numbers(answer)]
-    if numbers:
-        found = [_quoted_number(number, read) for number in numbers]
-        missing = [text for (text, _), finding in zip(answer_numbers(answer), found) if finding is None]
+    if numbers := answer_numbers(answer):
+        found = [_quoted_number(number, read) for _, number in numbers]
+        missing = [text for (text, _), finding in zip(numbers, found) if finding is None]
         if missing:
             return PassageAnswer(answer, [f for f in found if f], problem=f"{', '.join(missing)} not printed in the passages read")
         return PassageAnswer(answer, _distinct(found))
