@@ -197,7 +197,7 @@ class IterativeRetriever(dspy.Module):
         try:
             out = self.read(question=state.question, passages=passages)
             calculation = out.calculation.expression
-            read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources))
+            read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources), out.yes_or_no)
             reason = out.missing.strip() or read.problem
             step.update(calculation=calculation, answer=read.answer, sources=list(out.sources))
         except Exception as error:

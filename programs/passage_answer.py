@@ -3,8 +3,8 @@
 Each value the answer uses becomes a finding quoted from the passage that prints it (the passages it
 cites first, then the others it read), on that passage's page:
 - a calculation ("(1,250 - 1,100) / 1,100 * 100"), when the question asks for one, is computed in code (`programs.arithmetic`); the
-  answer is its result, every operand but a small constant (CONSTANTS) must be printed as written in a
-  passage (a year the question names is never an operand),
+  answer is its result, every operand but a small constant (CONSTANTS) or a number the question gives
+  ("DPO = 365 * ...") must be printed as written in a passage (a year the question names is never an operand),
   and each is a finding, so the stated number verifies by construction;
 - an answer's own numbers (years aside) must each be printed in a passage, and each is a finding;
 - a text answer printed in a passage is a finding; one that is not (a yes/no, a paraphrase) cites the
@@ -17,14 +17,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from corpus.numbers import number_spans
-from programs.arithmetic import ExpressionError, asks_calculation, compute, format_result, is_calculation
+from corpus.numbers import number_spans, numbers_in
+from programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
+                                 may_ask_calculation)
 from programs.verify import TOLERANCE, answer_numbers, same_number
 from signatures.types import Finding
 
 CONSTANTS = {*range(1, 13), 100, 1000}  # a percentage's 100, an average's count: no page needs to print them
 QUOTE_CHARS = 50  # of context on each side of a value
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_YES_NO = re.compile(r"(?:^|[.?!]\s+)(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|"
+                     r"shall|may|might)\b(?:(?!\bor\b)[^?!])*\?", re.IGNORECASE)
 
 
 @dataclass
@@ -42,15 +45,35 @@ class PassageAnswer:
         return [] if self.whole_passages else self.findings
 
 
+def asks_yes_no(question: str) -> bool:
+    """True when a sentence of the question asks yes or no ("Does Adobe have ...?", "X has an OBE.
+    Does Y also have one?"), not which of two ("Did X increase or decrease?")."""
+    return bool(_YES_NO.search(question))
+
+
 def answer_from_passages(question: str, hits: list[dict], calculation: str, answer: str,
-                         sources: list[int]) -> PassageAnswer:
+                         sources: list[int], yes_or_no: str = "neither") -> PassageAnswer:
     """The answer a read of `hits` (numbered from 1) gives, with the findings it rests on. The
-    calculation is used when the question asks for one (`asks_calculation`), else the answer."""
+    calculation is used when the question asks for one (`asks_calculation`), or may ask for one
+    (`may_ask_calculation`) and the answer is not printed; else the answer, which to a yes/no
+    question begins with the read's `yes_or_no` ("Yes. Adobe has an improving ...")."""
     cited = [hits[n - 1] for n in dict.fromkeys(sources) if 1 <= n <= len(hits)]
     read = cited + [hit for hit in hits if hit not in cited]
-    if is_calculation(calculation) and asks_calculation(question):
+    calculated = is_calculation(calculation)
+    if calculated and asks_calculation(question):
         return _computed(question, calculation, read)
-    answer = answer.strip()
+    stated = _stated(answer.strip(), read, cited)
+    if stated.answer and yes_or_no in ("yes", "no") and asks_yes_no(question) \
+            and not re.match(r"(?:yes|no)\b", stated.answer, re.IGNORECASE):
+        stated.answer = f"{yes_or_no.capitalize()}. {stated.answer}"
+    if stated.problem and calculated and may_ask_calculation(question):
+        computed = _computed(question, calculation, read)
+        return stated if computed.problem else computed
+    return stated
+
+
+def _stated(answer: str, read: list[dict], cited: list[dict]) -> PassageAnswer:
+    """The answer as written: its numbers, else its words, printed in the passages read."""
     if not answer:
         return PassageAnswer("", problem="no answer")
     if numbers := answer_numbers(answer):
@@ -71,13 +94,14 @@ def _computed(question: str, calculation: str, read: list[dict]) -> PassageAnswe
         computation = compute(calculation)
     except ExpressionError as error:
         return PassageAnswer("", problem=f"the calculation could not be computed: {error}")
-    years = {int(year) for year in re.findall(r"\b(?:19|20)\d{2}\b", question)}
+    years = {int(year) for year in re.findall(r"(?<!\d)(?:19|20)\d{2}(?!\d)", question)}  # "FY2017" too
+    given = {number for number in numbers_in(question) if number not in years}  # "DPO = 365 * ..."
     if used := list(dict.fromkeys(o.text for o in computation.literals if o.value in years)):
         return PassageAnswer("", problem=f"the calculation uses the question's year {', '.join(used)} as a value")
     found, missing = [], []
     for operand in computation.literals:
         finding = _quoted_number(operand.value, read, scaled=False)
-        if finding is None and operand.value in CONSTANTS:
+        if finding is None and (operand.value in CONSTANTS or operand.value in given):
             continue
         (found if finding else missing).append(finding or operand.text)
     result = PassageAnswer(format_result(computation.value), _distinct(found), [computation.value],

@@ -242,7 +242,11 @@ def test_a_step_is_useful_when_it_did_its_job(small_corpus):
                 "passages": ["[1] page 1 (Segment Results): Total revenue  3,650  3,150"]}
     change = {"expression": "(3,650 - 3,150) / 3,150 * 100"}
     read = program.read.predict
-    assert useful_step(read, passages, dspy.Prediction(calculation=change, answer="16%", missing=""))
+    assert useful_step(read, passages, dspy.Prediction(calculation=change, answer="16%", missing="",
+                                                       reasoning="From 3,150 in 2022 to 3,650 in 2023: about 15.9%."))
+    assert not useful_step(read, passages, dspy.Prediction(calculation=change, answer="16%", missing="",
+                                                           reasoning="3,650 - 3,150 = 600"))
+    assert not useful_step(read, passages, dspy.Prediction(calculation=change, answer="500 = 11%", missing=""))
     assert not useful_step(read, passages, dspy.Prediction(calculation=change, answer="", missing="the 2022 total"))
     assert not useful_step(read, passages, dspy.Prediction(calculation={"expression": "(3,650 - 3,100) / 3,100 * 100"},
                                                            answer="", missing=""))

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from programs.arithmetic import ExpressionError, asks_calculation, compute, format_result, is_calculation
+from programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
+                                 may_ask_calculation)
 from programs.passage_answer import answer_from_passages
 
 TABLE = {"doc_id": "ctx", "page": 1, "section": "Sales", "node_id": "seg:1", "score": 1.0,
@@ -43,6 +44,8 @@ def test_what_is_a_calculation_and_what_asks_for_one():
     assert not is_calculation("1,250") and not is_calculation("") and not is_calculation("$3.2")
     assert asks_calculation("What is the percentage change in Other in 2019 from 2018?")
     assert not asks_calculation("In which year was the amount for Sensors the largest?")
+    assert not asks_calculation("What were total sales in 2019?") and may_ask_calculation("What were total sales in 2019?")
+    assert not may_ask_calculation("What were Other sales in 2019?")
 
 
 def test_a_calculation_becomes_the_answer_with_each_operand_quoted_on_its_page():
@@ -62,6 +65,10 @@ def test_a_calculation_becomes_the_answer_with_each_operand_quoted_on_its_page()
                                                                         "not an arithmetic expression: '44.1 - '"),
     ("What were Other sales in 2019?", "", "Other sales were 45.0.", "45 not printed in the passages read"),
     ("What were Other sales in 2019?", "", "", "no answer"),
+    ("What is the DPO for 2019? DPO = 365 * average payables / cost.", "365 * 44.1 / 56.7 / 2019", "",
+     "the calculation uses the question's year 2019 as a value"),
+    ("What is the DPO for FY2019? DPO = 365 * average payables / cost.", "365 * 44.1 / 2019", "",
+     "the calculation uses the question's year 2019 as a value"),
 ])
 def test_a_read_that_cannot_stand_says_why(question, calculation, answer, problem):
     assert answer_from_passages(question, [TABLE, NOTE], calculation, answer, [1]).problem == problem
@@ -75,3 +82,30 @@ def test_an_answer_cites_the_values_it_states_or_else_the_passages_it_names():
     yes = answer_from_passages("Is the government the largest buyer?", [TABLE, NOTE], "", "Yes", [2])
     assert [f.page for f in yes.findings] == [2] and yes.whole_passages and yes.values == []
     assert answer_from_passages("Is it?", [TABLE], "", "Yes", []).problem == "no passage cited"
+
+
+def test_a_number_the_question_gives_is_an_operand_no_page_needs_to_print():
+    read = answer_from_passages("What is the DPO? DPO is defined as: 365 * average payables / cost.", [TABLE],
+                                "365 * 44.1 / 56.7", "", [1])
+    assert read.problem == "" and read.answer == "283.8889" and [f.value for f in read.findings] == ["44.1", "56.7"]
+    assert answer_from_passages("What is the average DPO?", [TABLE], "365 * 44.1 / 56.7", "", [1]).problem == \
+        "the calculation uses 365, which no passage read prints"
+
+
+@pytest.mark.parametrize("answer, stated, computation", [
+    ("Total sales were $1,496.5", "Total sales were $1,496.5", ""),  # printed: a lookup
+    ("2,699.5", "2,699.4", "$1,496.5 + $1,202.9"),  # not printed: the calculation
+])
+def test_a_total_is_a_printed_value_unless_the_answer_is_not_printed(answer, stated, computation):
+    read = answer_from_passages("What were total sales in 2019 and 2018?", [TABLE], "$1,496.5 + $1,202.9", answer, [1])
+    assert (read.answer, read.computation, read.problem) == (stated, computation, "")
+
+
+def test_a_yes_no_question_is_answered_yes_or_no_first_as_the_read_says():
+    question = "Sales are listed. Were Other sales 44.1 in 2019?"
+    read = answer_from_passages(question, [TABLE], "", "Other sales were 44.1", [1], yes_or_no="yes")
+    assert read.answer == "Yes. Other sales were 44.1" and [f.value for f in read.findings] == ["44.1"]
+    assert answer_from_passages(question, [TABLE], "", "No, they were 44.1", [1], "yes").answer == "No, they were 44.1"
+    assert answer_from_passages(question, [TABLE], "", "Other sales were 44.1", [1], "neither").answer == \
+        "Other sales were 44.1"
+    assert answer_from_passages("What were Other sales in 2019?", [TABLE], "", "44.1", [1], "no").answer == "44.1"
