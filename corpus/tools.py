@@ -22,6 +22,7 @@ from corpus.filters import Column, FilterError, Filters, to_sql
 from corpus.graph import neighbors as graph_neighbors
 from corpus.ingest import build_generation
 from corpus.lexical import LexicalIndex
+from corpus.inputs import MAX_CONTEXT_CHARS, MAX_TOP_K, check_count, check_query
 from corpus.store import Store
 
 RRF_K = 60
@@ -121,6 +122,9 @@ class Corpus:
         return self._search(query, "hybrid" if hybrid else "semantic", bucket, filters, top_k, context_chars, doc_id)
 
     def _search(self, query: str, mode: str, bucket, filters, top_k: int, context_chars: int, doc_id) -> list[dict]:
+        check_query("query", query)
+        check_count("top_k", top_k, 1, MAX_TOP_K)
+        check_count("context_chars", context_chars, 0, MAX_CONTEXT_CHARS)
         self._refresh()
         mask = self._segment_mask(bucket, filters, doc_id)
         if mode == "text":
@@ -156,15 +160,21 @@ class Corpus:
             self._masks[key] = np.isin(self.segment_docs, codes)
         return self._masks[key]
 
+    def check_scope(self, bucket: str | None = None, doc_id: str | None = None) -> None:
+        """Raise ValueError naming an unknown bucket (with the known ones) or document (with close ids)."""
+        self._refresh()
+        if bucket is not None and bucket not in self.schemas:
+            raise ValueError(f"unknown bucket {bucket!r}; known buckets: {', '.join(sorted(self.schemas)) or '(none)'}")
+        if doc_id is not None:
+            self._check_doc(doc_id)
+
     def _document_where(self, bucket, filters: Filters | None, doc_id, extra: dict | None = None) -> tuple[str, list]:
+        self.check_scope(bucket, doc_id)
         clauses, params = [], []
         if bucket is not None:
-            if bucket not in self.schemas:
-                raise ValueError(f"unknown bucket {bucket!r}; known buckets: {', '.join(sorted(self.schemas)) or '(none)'}")
             clauses.append("d.bucket = ?")
             params.append(bucket)
         if doc_id is not None:
-            self._check_doc(doc_id)
             clauses.append("d.doc_id = ?")
             params.append(doc_id)
         # a bucket's own metadata field wins over the document column of the same name (a contract's "title")
@@ -300,6 +310,7 @@ class Corpus:
         Returns annotations with annotation_id, kind, label, value, value_text, unit, fields, doc_id, file,
         page, section and score.
         """
+        check_count("top_k", top_k, 1, MAX_TOP_K)
         return self._annotations(label_query, filters, bucket, doc_id)[:top_k]
 
     def annotations_aggregate(self, label_query: str, op: str, group_by: str | None = None,
@@ -352,6 +363,7 @@ class Corpus:
     def _annotations(self, label_query: str, filters, bucket, doc_id, with_metadata: bool = False,
                      precise: bool = False) -> list[dict]:
         """All annotations whose label matches, best label first, then document order."""
+        check_query("label_query", label_query)
         self._refresh()
         labels = self._matching_labels(label_query, precise)
         if not labels:

@@ -8,7 +8,7 @@ import dspy
 
 from corpus.tools import Corpus
 from programs.iterative import load_corpus
-from programs.result import error_text, measured
+from programs.result import check_input, error_text, measured
 from programs.verify import Verification, verify, verify_pages
 from signatures import AgentAnswer, AnswerFromPassages
 from signatures.types import Finding
@@ -35,6 +35,7 @@ class OneShotRAG(dspy.Module):
         self.answer = dspy.ChainOfThought(AnswerFromPassages)
 
     def forward(self, question: str, doc_id: str | None = None, bucket: str | None = None) -> dspy.Prediction:
+        check_input(self.corpus, question, doc_id, bucket)
         return measured(lambda: self._answer(question, doc_id, bucket))
 
     def _answer(self, question: str, doc_id: str | None, bucket: str | None) -> dspy.Prediction:
@@ -64,6 +65,7 @@ class ReActAgent(dspy.Module):
         self.agent = dspy.ReAct(AgentAnswer, tools=self.corpus.tools(), max_iters=max_iters)
 
     def forward(self, question: str, doc_id: str | None = None, bucket: str | None = None) -> dspy.Prediction:
+        check_input(self.corpus, question, doc_id, bucket)
         return measured(lambda: self._answer(question, doc_id))
 
     def _answer(self, question: str, doc_id: str | None) -> dspy.Prediction:

@@ -9,10 +9,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from corpus.inputs import MAX_CONTEXT_CHARS, MAX_TOP_K
+
 DEFAULT_INDEX = "runs/index"
 DEMO_KINDS = ("lookup", "list", "aggregate", "clause")  # the sample questions `ferret demo` asks first
 DEMO_EVAL_QUESTIONS = 6
 DEMO_MAX_ITERATIONS = 2  # keeps the demo to minutes on the embedded model
+MAX_ITERATIONS = 20  # of the iterative loop; each costs up to a few LM calls
+MAX_THREADS = 64
+MAX_QUESTIONS = 1_000_000  # --limit, --train, --val: more than any split holds
 
 
 def last_result() -> Path:
@@ -22,8 +27,37 @@ def last_result() -> Path:
     return runs_dir() / "results" / "last.json"
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad input gets one line naming the value and what is allowed, and exit code 2 (no usage dump)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _count(low: int, high: int):
+    """An argparse type: a whole number from `low` to `high`."""
+
+    def count(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range: allowed {low} to {high}")
+        return value
+
+    return count
+
+
+def _words(text: str) -> str:
+    """An argparse type: text with something in it (a question, a query)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is empty")
+    return text
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ferret", description=__doc__)
+    parser = _Parser(prog="ferret", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
     ingest = commands.add_parser("ingest", help="ingest PDFs, text/markdown files and JSON/JSONL passage collections")
@@ -33,27 +67,27 @@ def _parser() -> argparse.ArgumentParser:
     ingest.add_argument("--metadata", help="JSONL of per-file metadata: one object per line with a 'file' field")
     ingest.add_argument("--id-prefix", default="", help="prefix for document ids (ingest a corpus again as a copy)")
     ingest.add_argument("--embedder", help="embedding model: 'minilm' (default, offline) or a LiteLLM model string")
-    ingest.add_argument("--workers", type=int, help="processes for PDF parsing (default: all cores)")
+    ingest.add_argument("--workers", type=_count(1, MAX_THREADS), help="processes for PDF parsing (default: all cores)")
     ingest.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
     search = commands.add_parser("search", help="search an index as the agents' tools do")
-    search.add_argument("query")
+    search.add_argument("query", type=_words)
     search.add_argument("--index", default=DEFAULT_INDEX)
     search.add_argument("--mode", choices=["text", "semantic", "hybrid"], default="hybrid")
     search.add_argument("--bucket")
     search.add_argument("--doc", help="restrict to one document id")
     search.add_argument("--filters", help='typed metadata filters as JSON, e.g. \'{"total": {">=": 1000}}\'')
-    search.add_argument("--top-k", type=int, default=10)
-    search.add_argument("--context-chars", type=int, default=400)
+    search.add_argument("--top-k", type=_count(1, MAX_TOP_K), default=10)
+    search.add_argument("--context-chars", type=_count(0, MAX_CONTEXT_CHARS), default=400)
     search.add_argument("--json", action="store_true", help="print the hits as a JSON list")
 
     ask = commands.add_parser("ask", help="answer a question with page citations")
-    ask.add_argument("question")
+    ask.add_argument("question", type=_words)
     ask.add_argument("--index", default=DEFAULT_INDEX)
     ask.add_argument("--program", choices=["iterative", "oneshot", "react"], default="iterative")
     ask.add_argument("--lm", help="LiteLLM model string, or 'local' (default; also env FERRET_LM)")
     ask.add_argument("--compiled", help="a compiled program's JSON state to load")
-    ask.add_argument("--max-iterations", type=int, help="iterative program only (default 4)")
+    ask.add_argument("--max-iterations", type=_count(1, MAX_ITERATIONS), help="iterative program only (default 4)")
     ask.add_argument("--doc", help="the document the question is about")
     ask.add_argument("--bucket")
     ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -66,17 +100,17 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--index", help="index directory (default runs/indexes/sample)")
     demo.add_argument("--program", choices=["iterative", "oneshot", "react"], default="iterative")
     demo.add_argument("--lm", help="LiteLLM model string, or 'local' (default; also env FERRET_LM)")
-    demo.add_argument("--limit", type=int, default=DEMO_EVAL_QUESTIONS, help="sample questions to evaluate")
-    demo.add_argument("--max-iterations", type=int, default=DEMO_MAX_ITERATIONS, help="iterative program only")
+    demo.add_argument("--limit", type=_count(1, MAX_QUESTIONS), default=DEMO_EVAL_QUESTIONS, help="sample questions to evaluate")
+    demo.add_argument("--max-iterations", type=_count(1, MAX_ITERATIONS), default=DEMO_MAX_ITERATIONS, help="iterative program only")
 
     evaluate = commands.add_parser("eval", help="run a program over a dataset's questions, score it, track it in MLflow")
     _dataset_options(evaluate, "financebench, hotpotqa, tatqa, scifact (retrieval only), sample, or jsonl (your own)")
     evaluate.add_argument("--judge-lm", help="score answers with this LM as judge instead of the rule-based match")
     evaluate.add_argument("--compiled", help="a compiled program's JSON state to load")
-    evaluate.add_argument("--max-iterations", type=int, help="iterative program only (default 4)")
+    evaluate.add_argument("--max-iterations", type=_count(1, MAX_ITERATIONS), help="iterative program only (default 4)")
     evaluate.add_argument("--split", choices=["train", "dev", "test", "all"], default="dev")
-    evaluate.add_argument("--limit", type=int, help="first N questions of the split")
-    evaluate.add_argument("--threads", type=int, default=1)
+    evaluate.add_argument("--limit", type=_count(1, MAX_QUESTIONS), help="first N questions of the split")
+    evaluate.add_argument("--threads", type=_count(1, MAX_THREADS), default=1)
     evaluate.add_argument("--retrieval", action="store_true",
                           help="retrieval only, no LM: recall@5, nDCG@10, recall@100 of text, semantic, hybrid search")
     evaluate.add_argument("--query-from", choices=["question", "evidence"], default="question",
@@ -91,12 +125,12 @@ def _parser() -> argparse.ArgumentParser:
                           choices=["bootstrap", "random-search", "mipro", "gepa", "simba"])
     compile_.add_argument("--prompt-lm", help="LM proposing instructions (mipro) and advice (simba); default --lm")
     compile_.add_argument("--reflection-lm", help="LM reflecting on failures (gepa); default --lm")
-    compile_.add_argument("--train", type=int, help="first N questions of the train split (default all)")
-    compile_.add_argument("--val", type=int, help="first N questions of the dev split, to validate on (default all)")
+    compile_.add_argument("--train", type=_count(1, MAX_QUESTIONS), help="first N questions of the train split (default all)")
+    compile_.add_argument("--val", type=_count(1, MAX_QUESTIONS), help="first N questions of the dev split, to validate on (default all)")
     compile_.add_argument("--budget", choices=["light", "medium", "heavy"], default="light")
     compile_.add_argument("--out", help="compiled JSON (default runs/compiled/DATASET-PROGRAM-OPTIMIZER-TIME.json); "
                           "gepa resumes from FILE.gepa/ when rerun with the same --out")
-    compile_.add_argument("--threads", type=int, default=1)
+    compile_.add_argument("--threads", type=_count(1, MAX_THREADS), default=1)
     compile_.add_argument("--no-track", action="store_true", help="do not log MLflow runs")
     compile_.add_argument("--json", action="store_true", help="end with the result as one JSON line")
 
@@ -104,7 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     runs_commands = runs.add_subparsers(dest="action", required=True)
     runs_list = runs_commands.add_parser("list", help="the latest runs")
     runs_list.add_argument("--experiment", help="one experiment (dataset) only")
-    runs_list.add_argument("--limit", type=int, default=20)
+    runs_list.add_argument("--limit", type=_count(1, MAX_QUESTIONS), default=20)
     runs_compare = runs_commands.add_parser("compare", help="params and metrics of runs side by side")
     runs_compare.add_argument("run_ids", nargs="+")
     runs_compare.add_argument("--plot", help="also write the accuracy/tokens and outcome plot to this PNG")
@@ -116,15 +150,15 @@ def _parser() -> argparse.ArgumentParser:
     bench_ingest = targets.add_parser("ingest", help="ingest PATHs into a fresh index and time it")
     bench_ingest.add_argument("paths", nargs="+")
     bench_ingest.add_argument("--index", help="fresh index directory to keep (default: a temporary one)")
-    bench_ingest.add_argument("--workers", type=int)
+    bench_ingest.add_argument("--workers", type=_count(1, MAX_THREADS))
     bench_ingest.add_argument("--json", action="store_true")
     bench_search = targets.add_parser("search", help="p50/p95 latency of each tool on an index")
     bench_search.add_argument("--index", default=DEFAULT_INDEX)
-    bench_search.add_argument("--n", type=int, default=200, help="calls per tool")
+    bench_search.add_argument("--n", type=_count(1, MAX_QUESTIONS), default=200, help="calls per tool")
     bench_search.add_argument("--json", action="store_true")
     bench_lm = targets.add_parser("lm", help="the embedded model's decoding speed on the program's requests")
     bench_lm.add_argument("--index", help="the sample corpus index (default runs/indexes/sample; ingested if new)")
-    bench_lm.add_argument("--questions", type=int, default=1, help="sample questions whose requests are replayed")
+    bench_lm.add_argument("--questions", type=_count(1, MAX_QUESTIONS), default=1, help="sample questions whose requests are replayed")
     bench_lm.add_argument("--json", action="store_true")
     return parser
 

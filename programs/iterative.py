@@ -45,7 +45,7 @@ from dspy.utils.exceptions import AdapterParseError
 
 from corpus.tools import Corpus
 from programs.passage_answer import answer_from_passages
-from programs.result import error_text, measured, outcome
+from programs.result import check_input, error_text, measured, outcome
 from programs.strategy import Attempt, Policy, Strategy, ladder
 from programs.structured import (ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, grounded, nothing_matched,
                                  table_query)
@@ -106,6 +106,7 @@ class IterativeRetriever(dspy.Module):
             getattr(self, step).set_lm(lm)
 
     def forward(self, question: str, doc_id: str | None = None, bucket: str | None = None) -> dspy.Prediction:
+        check_input(self.corpus, question, doc_id, bucket)
         return measured(lambda: self._answer(_Run(question, doc_id, bucket, self.on_step)))
 
     def _answer(self, state: "_Run") -> dspy.Prediction:
@@ -197,7 +198,7 @@ class IterativeRetriever(dspy.Module):
         try:
             out = self.read(question=state.question, passages=passages)
             calculation = out.calculation.expression
-            read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources), out.yes_or_no)
+            read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources))
             reason = out.missing.strip() or read.problem
             step.update(calculation=calculation, answer=read.answer, sources=list(out.sources))
         except Exception as error:

@@ -26,6 +26,9 @@ from signatures.types import Finding
 CONSTANTS = {*range(1, 13), 100, 1000}  # a percentage's 100, an average's count: no page needs to print them
 QUOTE_CHARS = 50  # of context on each side of a value
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
+_FUNCTION_WORDS = {"the", "and", "for", "are", "was", "were", "does", "did", "has", "have", "had", "can", "could",
+                   "will", "would", "should", "shall", "may", "might", "with", "from", "that", "this", "its", "than"}
 _YES_NO = re.compile(r"(?:^|[.?!]\s+)(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|"
                      r"shall|may|might)\b(?:(?!\bor\b)[^?!])*\?", re.IGNORECASE)
 
@@ -45,27 +48,43 @@ class PassageAnswer:
         return [] if self.whole_passages else self.findings
 
 
-def asks_yes_no(question: str) -> bool:
-    """True when a sentence of the question asks yes or no ("Does Adobe have ...?", "X has an OBE.
-    Does Y also have one?"), not which of two ("Did X increase or decrease?")."""
-    return bool(_YES_NO.search(question))
+def asks_yes_no(question: str) -> str:
+    """The sentence of the question that asks yes or no ("Does Adobe have ...?", "X has an OBE. Does
+    Y also have one?"), not which of two ("Did X increase or decrease?"); "" when none does."""
+    match = _YES_NO.search(question)
+    return match.group(0).lstrip(".?! ") if match else ""
+
+
+def yes_or_no(question: str, answer: str) -> str:
+    """"Yes" or "No" when the question asks yes or no and the answer's first sentence states the
+    question's claim (at least half of its words, a parenthesis aside), affirmed or negated ("Puneet
+    Sira does not have one." → "No"); "" otherwise, so an answer about something else gets no verdict."""
+    claim = _words(asks_yes_no(question).split("(")[0])
+    stated = re.split(r"(?<=[\w)%][.!?])\s+(?=[A-Z])", answer.strip(), maxsplit=1)[0]
+    if not claim or len(claim & _words(stated)) * 2 < len(claim):
+        return ""
+    return "No" if _NEGATION.search(stated) else "Yes"
+
+
+def _words(text: str) -> set[str]:
+    """Content words, lowercased, a plural or possessive "s" dropped."""
+    return {re.sub(r"(?:'s|s)$", "", word) for word in re.findall(r"[a-z0-9']{3,}", text.lower())} - _FUNCTION_WORDS
 
 
 def answer_from_passages(question: str, hits: list[dict], calculation: str, answer: str,
-                         sources: list[int], yes_or_no: str = "neither") -> PassageAnswer:
+                         sources: list[int]) -> PassageAnswer:
     """The answer a read of `hits` (numbered from 1) gives, with the findings it rests on. The
     calculation is used when the question asks for one (`asks_calculation`), or may ask for one
     (`may_ask_calculation`) and the answer is not printed; else the answer, which to a yes/no
-    question begins with the read's `yes_or_no` ("Yes. Adobe has an improving ...")."""
+    question begins with its `yes_or_no` ("Yes. Adobe has an improving ...")."""
     cited = [hits[n - 1] for n in dict.fromkeys(sources) if 1 <= n <= len(hits)]
     read = cited + [hit for hit in hits if hit not in cited]
     calculated = is_calculation(calculation)
     if calculated and asks_calculation(question):
         return _computed(question, calculation, read)
     stated = _stated(answer.strip(), read, cited)
-    if stated.answer and yes_or_no in ("yes", "no") and asks_yes_no(question) \
-            and not re.match(r"(?:yes|no)\b", stated.answer, re.IGNORECASE):
-        stated.answer = f"{yes_or_no.capitalize()}. {stated.answer}"
+    if (verdict := yes_or_no(question, stated.answer)) and not re.match(r"(?:yes|no)\b", stated.answer, re.IGNORECASE):
+        stated.answer = f"{verdict}. {stated.answer}"
     if stated.problem and calculated and may_ask_calculation(question):
         computed = _computed(question, calculation, read)
         return stated if computed.problem else computed

@@ -1,4 +1,5 @@
-"""What every program returns: a dspy.Prediction with the same fields, measured the same way."""
+"""What every program takes (a question, checked) and returns: a dspy.Prediction with the same fields,
+measured the same way."""
 from __future__ import annotations
 
 import time
@@ -7,6 +8,8 @@ from collections.abc import Callable
 import dspy
 from dspy.utils.callback import BaseCallback
 from dspy.utils.usage_tracker import track_usage
+
+from corpus.inputs import check_query
 
 RESULT_FIELDS = ("status", "answer", "citations", "citations_verified", "unverified_numbers", "findings",
                  "failed_searches", "evidence", "iterations", "lm_calls", "tokens", "seconds", "confidence",
@@ -25,6 +28,12 @@ class _LMTimer(BaseCallback):
 
     def on_lm_end(self, call_id, outputs, exception=None):
         self.seconds += time.perf_counter() - self.started.pop(call_id, time.perf_counter())
+
+
+def check_input(corpus, question, doc_id: str | None = None, bucket: str | None = None) -> None:
+    """Refuse, before any work, a question without words, or a document or bucket the corpus lacks."""
+    check_query("question", question)
+    corpus.check_scope(bucket=bucket, doc_id=doc_id)
 
 
 def measured(run: Callable[[], dspy.Prediction]) -> dspy.Prediction:

@@ -1,6 +1,4 @@
 """ReadPassages: the loop's first rung, one typed read of the question's top passages."""
-from typing import Literal
-
 import dspy
 
 from signatures.types import Calculation
@@ -13,7 +11,6 @@ class ReadPassages(dspy.Signature):
     average of printed numbers: its expression, with those numbers copied from the passages, such as
     (A - B) / B * 100 for a percentage change from B to A; do not compute it. Otherwise empty.
     answer: the answer in a few words, its values copied as printed.
-    yes_or_no: to a yes/no question, whether the answer says yes or no; otherwise neither.
     sources: the [numbers] of the passages used.
     missing: empty when the passages hold the answer; otherwise what they lack."""
 
@@ -21,6 +18,5 @@ class ReadPassages(dspy.Signature):
     passages: list[str] = dspy.InputField(desc="numbered from [1]")
     calculation: Calculation = dspy.OutputField()
     answer: str = dspy.OutputField()
-    yes_or_no: Literal["yes", "no", "neither"] = dspy.OutputField()
     sources: list[int] = dspy.OutputField()
     missing: str = dspy.OutputField()

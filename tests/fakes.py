@@ -43,8 +43,7 @@ STEP_FIELDS = {
 }
 DEFAULTS: dict[str, Reply] = {
     "route": {"decision": {"intent": "lookup", "route": "hybrid"}},
-    "read": {"calculation": {"expression": ""}, "answer": "", "yes_or_no": "neither", "sources": [],
-             "missing": "not in these passages"},
+    "read": {"calculation": {"expression": ""}, "answer": "", "sources": [], "missing": "not in these passages"},
     "act": {"next_thought": "I have what I need.", "next_tool_name": "finish", "next_tool_args": {}},
     "extract": {"findings": [], "sections_searched": [], "failure_reason": "not found"},
     "evaluate": {"answered": False, "valid_findings": [], "resolved_subqueries": [], "reason": "no"},

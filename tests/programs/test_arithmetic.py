@@ -5,7 +5,7 @@ import pytest
 
 from programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                  may_ask_calculation)
-from programs.passage_answer import answer_from_passages
+from programs.passage_answer import answer_from_passages, asks_yes_no, yes_or_no
 
 TABLE = {"doc_id": "ctx", "page": 1, "section": "Sales", "node_id": "seg:1", "score": 1.0,
          "text": "Years Ended September 30, 2019 2018 2017\nFixed Price $ 1,452.4 $ 1,146.2\nOther 44.1 56.7 70.8\n"
@@ -101,11 +101,14 @@ def test_a_total_is_a_printed_value_unless_the_answer_is_not_printed(answer, sta
     assert (read.answer, read.computation, read.problem) == (stated, computation, "")
 
 
-def test_a_yes_no_question_is_answered_yes_or_no_first_as_the_read_says():
-    question = "Sales are listed. Were Other sales 44.1 in 2019?"
-    read = answer_from_passages(question, [TABLE], "", "Other sales were 44.1", [1], yes_or_no="yes")
-    assert read.answer == "Yes. Other sales were 44.1" and [f.value for f in read.findings] == ["44.1"]
-    assert answer_from_passages(question, [TABLE], "", "No, they were 44.1", [1], "yes").answer == "No, they were 44.1"
-    assert answer_from_passages(question, [TABLE], "", "Other sales were 44.1", [1], "neither").answer == \
-        "Other sales were 44.1"
-    assert answer_from_passages("What were Other sales in 2019?", [TABLE], "", "44.1", [1], "no").answer == "44.1"
+def test_a_yes_no_question_is_answered_yes_or_no_first_when_the_answer_states_its_claim():
+    question = "Sales are listed. Were Other sales 44.1 in 2019 (as stated)?"
+    read = answer_from_passages(question, [TABLE], "", "Other sales were 44.1 in 2019.", [1])
+    assert read.answer == "Yes. Other sales were 44.1 in 2019." and [f.value for f in read.findings] == ["44.1"]
+    assert yes_or_no(question, "Other sales were not 44.1 in 2019. Total sales were.") == "No"
+    assert yes_or_no(question, "No, they were 56.7") == ""  # the claim's words are not stated
+    assert yes_or_no(question, "Fixed price sales were 1,452.4") == ""  # about something else
+    assert yes_or_no("What were Other sales in 2019?", "Other sales were 44.1 in 2019.") == ""
+    assert asks_yes_no("Did Other sales increase or decrease in 2019?") == ""
+    assert answer_from_passages(question, [TABLE], "", "No, Other sales were 44.1 in 2019", [1]).answer == \
+        "No, Other sales were 44.1 in 2019"

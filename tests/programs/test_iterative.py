@@ -329,9 +329,8 @@ def test_saves_and_loads_as_json_without_pickling_the_lm(small_corpus, tmp_path)
 
 
 # --- the first rung ------------------------------------------------------------------------------
-def read_reply(answer="", calculation="", sources=(1,), missing="", yes_or_no="neither"):
-    return {"calculation": {"expression": calculation}, "answer": answer, "yes_or_no": yes_or_no,
-            "sources": list(sources), "missing": missing}
+def read_reply(answer="", calculation="", sources=(1,), missing=""):
+    return {"calculation": {"expression": calculation}, "answer": answer, "sources": list(sources), "missing": missing}
 
 
 def test_the_first_rung_answers_and_stops_with_verified_citations_in_two_calls(small_corpus):

@@ -1,0 +1,73 @@
+"""Bad input is refused before any work: one line naming the value and what is allowed, exit code 2."""
+from __future__ import annotations
+
+import dspy
+import pytest
+
+from programs import make_program
+from programs.cli import main
+from tests.fakes import scripted_lm
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["search", ""], "argument query: '' is empty"),
+    (["search", "net revenue", "--top-k", "-5"], "argument --top-k: -5 is out of range: allowed 1 to 1000"),
+    (["search", "net revenue", "--top-k", "ten"], "argument --top-k: 'ten' is not a whole number"),
+    (["search", "net revenue", "--context-chars", "-1"], "argument --context-chars: -1 is out of range"),
+    (["ask", "   "], "argument question: '   ' is empty"),
+    (["ask", "What?", "--max-iterations", "0"], "argument --max-iterations: 0 is out of range: allowed 1 to 20"),
+    (["eval", "--dataset", "tatqa", "--data", "x", "--limit", "0"], "argument --limit: 0 is out of range"),
+    (["eval", "--dataset", "tatqa", "--data", "x", "--threads", "100000"], "argument --threads: 100000 is out of range"),
+    (["compile", "--dataset", "tatqa", "--data", "x", "--optimizer", "bootstrap", "--val", "-1"],
+     "argument --val: -1 is out of range"),
+])
+def test_bad_options_get_one_line_and_exit_code_2_before_anything_opens(argv, named, capsys, tmp_path):
+    with pytest.raises(SystemExit) as exited:
+        main([*argv, "--index", str(tmp_path / "no-such-index")])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2 and out == ""
+    assert err.count("\n") == 1 and named in err and "Traceback" not in err
+    assert not (tmp_path / "no-such-index").exists()
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["ask", "What was total revenue?", "--doc", "reprot"], "unknown document 'reprot'; did you mean: report"),
+    (["ask", "What was total revenue?", "--bucket", "contracts"], "unknown bucket 'contracts'; known buckets: invoices, reports"),
+    (["search", "revenue", "--doc", "nope"], "unknown document 'nope'"),
+])
+def test_an_unknown_document_or_bucket_is_named_before_the_model_is_called(argv, named, small_corpus, capsys,
+                                                                          monkeypatch):
+    lm, engine = scripted_lm()
+    monkeypatch.setattr("programs.lm.make_lm", lambda spec=None: lm)
+    assert main([*argv, "--index", str(small_corpus.store.dir)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ferret: error: ") and named in err and err.count("\n") == 1 and engine.calls == []
+
+
+@pytest.mark.parametrize("program", ["iterative", "oneshot", "react"])
+@pytest.mark.parametrize("question, doc_id, named", [
+    ("", None, "question '' is empty"),
+    (" \n", None, "question ' \\n' is empty"),
+    (None, None, "question None is empty"),
+    ("What was total revenue?", "reprot", "unknown document 'reprot'"),
+])
+def test_programs_refuse_bad_input_without_an_lm_call(program, question, doc_id, named, small_corpus):
+    lm, engine = scripted_lm()
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()), pytest.raises(ValueError, match="") as refused:
+        make_program(program, small_corpus)(question=question, doc_id=doc_id)
+    assert named in str(refused.value) and engine.calls == []
+
+
+@pytest.mark.parametrize("call, named", [
+    (lambda corpus: corpus.search_text("  "), "query '  ' is empty"),
+    (lambda corpus: corpus.search_semantic("revenue", top_k=0), "top_k must be a whole number from 1 to 1000, not 0"),
+    (lambda corpus: corpus.search_text("revenue", top_k=10**6), "top_k must be a whole number from 1 to 1000"),
+    (lambda corpus: corpus.search_text("revenue", top_k=True), "not True"),
+    (lambda corpus: corpus.annotations_search(""), "label_query '' is empty"),
+    (lambda corpus: corpus.annotations_search("revenue", top_k=-1), "top_k must be a whole number"),
+    (lambda corpus: corpus.annotations_aggregate(" ", "sum"), "label_query ' ' is empty"),
+])
+def test_tools_name_the_bad_argument(call, named, small_corpus):
+    with pytest.raises(ValueError) as refused:
+        call(small_corpus)
+    assert named in str(refused.value)
