@@ -206,6 +206,8 @@ def load_jsonl(path: str | Path) -> Loaded:
     """
     path = Path(path)
     _require(path, hint="give the questions' .jsonl file")
+    if not path.is_file():
+        raise ValueError(f"{path} is a folder: give the questions' .jsonl file")
     examples, seen = [], set()
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():

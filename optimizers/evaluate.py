@@ -26,7 +26,7 @@ from optimizers.datasets import load_dataset, prepare_index, split
 from optimizers.metrics import METRICS, make_judge_metric
 from optimizers.retrieval import evaluate_recall
 from optimizers.tracking import STATUS_COUNTS, git_commit, metric_name, plot_runs, recent_runs, run_summaries, runs_dir, use_experiment
-from programs import make_program
+from programs import load_compiled, make_program
 from programs.lm import answering, make_lm
 from programs.result import as_json, error_text
 
@@ -57,7 +57,7 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
     prepare_index(files, index)
     module = make_program(program, Corpus(index), max_iterations)
     if compiled:
-        module.load(compiled, allow_unsafe_lm_state=True)
+        load_compiled(module, compiled)
     model = make_lm(lm)
     metrics = dict(METRICS, **({"accuracy": make_judge_metric(make_lm(judge_lm))} if judge_lm else {}))
     params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "lm": model.model,

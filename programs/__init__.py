@@ -22,6 +22,28 @@ def make_program(name: str, corpus, max_iterations: int | None = None):
     raise ValueError(f"unknown program {name!r}; programs: {', '.join(PROGRAM_NAMES)}")
 
 
+def load_compiled(program, path) -> None:
+    """Load a compiled state (`ferret compile`'s JSON) into `program`, after checking that the file is
+    JSON holding every predictor of this program: ValueError naming the file and what is wrong."""
+    import json
+    from pathlib import Path
+
+    path, kind = Path(path), type(program).__name__
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"compiled program {path}: no such file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"compiled program {path} is not a JSON program state: {error}") from None
+    wanted = [name for name, _ in program.named_predictors()]
+    missing = [name for name in wanted if not isinstance(state, dict) or not isinstance(state.get(name), dict)]
+    if missing:
+        held = ", ".join(key for key in state if key != "metadata") if isinstance(state, dict) else type(state).__name__
+        raise ValueError(f"compiled program {path} is not a state of {kind}: it lacks {', '.join(missing)} "
+                         f"(it holds {held or 'nothing'})")
+    program.load(path, allow_unsafe_lm_state=True)
+
+
 def __getattr__(name):
     if name == "IterativeRetriever":
         from programs.iterative import IterativeRetriever

@@ -225,13 +225,13 @@ def _search(args) -> int:
 
 def _ask(args) -> int:
     from corpus.tools import Corpus
-    from programs import make_program
+    from programs import load_compiled, make_program
     from programs.lm import answering, make_lm
     from programs.result import as_json
 
     program = make_program(args.program, Corpus(args.index), args.max_iterations)
     if args.compiled:
-        program.load(args.compiled, allow_unsafe_lm_state=True)
+        load_compiled(program, args.compiled)
     if not args.json and args.program == "iterative":
         program.on_step = _print_step
     with answering(make_lm(args.lm)):

@@ -11,6 +11,7 @@ from dspy.utils.usage_tracker import track_usage
 
 from corpus.inputs import check_query
 
+MAX_QUESTION_CHARS = 4000  # about 1,000 tokens: an eighth of the embedded model's 8,192-token context
 RESULT_FIELDS = ("status", "answer", "citations", "citations_verified", "unverified_numbers", "findings",
                  "failed_searches", "evidence", "iterations", "lm_calls", "tokens", "seconds", "confidence",
                  "need", "reason", "clarification", "trajectory", "lm_seconds", "rows", "computation")
@@ -31,8 +32,12 @@ class _LMTimer(BaseCallback):
 
 
 def check_input(corpus, question, doc_id: str | None = None, bucket: str | None = None) -> None:
-    """Refuse, before any work, a question without words, or a document or bucket the corpus lacks."""
+    """Refuse, before any work, a question without words or too long, or a document or bucket the
+    corpus lacks."""
     check_query("question", question)
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ValueError(f"question of {len(question):,} characters: at most {MAX_QUESTION_CHARS:,} (every step's prompt "
+                         "holds it beside its passages within the model's context)")
     corpus.check_scope(bucket=bucket, doc_id=doc_id)
 
 

@@ -79,6 +79,8 @@ def test_load_dataset_names_and_missing_paths(tmp_path):
         load_dataset("tatqa", tmp_path / "nowhere")
     with pytest.raises(FileNotFoundError, match="tatqa_dataset_dev.json"):
         load_dataset("tatqa", tmp_path)
+    with pytest.raises(ValueError, match="is a folder: give the questions' .jsonl file"):
+        load_dataset("jsonl", tmp_path)
     examples, files = load_dataset("hotpotqa", shared(SHARED_DATA / "hotpotqa"))
     assert len(examples) == 100 and len(files) == 1
 

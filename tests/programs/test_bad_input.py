@@ -4,7 +4,7 @@ from __future__ import annotations
 import dspy
 import pytest
 
-from programs import make_program
+from programs import load_compiled, make_program
 from programs.cli import main
 from tests.fakes import scripted_lm
 
@@ -50,6 +50,7 @@ def test_an_unknown_document_or_bucket_is_named_before_the_model_is_called(argv,
     (" \n", None, "question ' \\n' is empty"),
     (None, None, "question None is empty"),
     ("What was total revenue?", "reprot", "unknown document 'reprot'"),
+    ("What was total revenue? " * 200, None, "question of 4,800 characters: at most 4,000"),
 ])
 def test_programs_refuse_bad_input_without_an_lm_call(program, question, doc_id, named, small_corpus):
     lm, engine = scripted_lm()
@@ -71,3 +72,27 @@ def test_tools_name_the_bad_argument(call, named, small_corpus):
     with pytest.raises(ValueError) as refused:
         call(small_corpus)
     assert named in str(refused.value)
+
+
+@pytest.mark.parametrize("content, named", [
+    (None, "no such file"),
+    ("{not json", "is not a JSON program state: Expecting property name"),
+    ('{"answer.predict": {"demos": []}, "metadata": {}}', "is not a state of IterativeRetriever: it lacks route, read.predict"),
+    ("[]", "it lacks route"),
+])
+def test_a_compiled_file_that_is_not_this_programs_state_is_named(content, named, small_corpus, tmp_path, capsys):
+    state = tmp_path / "compiled.json"
+    if content is not None:
+        state.write_text(content)
+    assert main(["ask", "What was total revenue?", "--index", str(small_corpus.store.dir), "--compiled", str(state)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ferret: error: compiled program {state}") and named in err and err.count("\n") == 1
+
+
+def test_a_compiled_state_of_the_program_loads(small_corpus, tmp_path):
+    program = make_program("iterative", small_corpus)
+    program.read.predict.demos = [dspy.Example(question="q", passages=[], answer="a")]
+    program.save(tmp_path / "state.json")
+    fresh = make_program("iterative", small_corpus)
+    load_compiled(fresh, tmp_path / "state.json")
+    assert [demo["answer"] for demo in fresh.read.predict.demos] == ["a"]
