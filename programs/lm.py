@@ -8,13 +8,14 @@ behind DSPy 3.4's engine contract (`complete(Request) -> Response`).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -322,6 +323,20 @@ def shared_engine(model_path: str | None = None, n_ctx: int = DEFAULT_N_CTX,
 # --- factory --------------------------------------------------------------------------------------
 
 
+def check_model(spec: str) -> None:
+    """Raise ValueError, with LiteLLM's reason, for a model string LiteLLM cannot route to a provider
+    (checked before the first question; LiteLLM is imported here, as the call would import it)."""
+    import litellm
+
+    try:
+        with redirect_stdout(io.StringIO()):  # LiteLLM prints its provider list on failure
+            litellm.get_llm_provider(spec)
+    except Exception as error:  # LiteLLM's reason is its first line; a provider list follows
+        reason = str(error).removeprefix("litellm.BadRequestError: ").splitlines()[0]
+        raise ValueError(f"LM {spec!r} is not one LiteLLM can call: {reason} Use 'local' or a LiteLLM model "
+                         "string such as openai/gpt-4o-mini or ollama_chat/qwen2.5.") from None
+
+
 def make_lm(spec: str | None = None, **kwargs) -> dspy.LM:
     """A dspy.LM for `spec`: "local" (the embedded model) or any LiteLLM model string.
 
@@ -330,6 +345,7 @@ def make_lm(spec: str | None = None, **kwargs) -> dspy.LM:
     """
     spec = spec or os.environ.get("FERRET_LM") or "local"
     if spec != "local":
+        check_model(spec)
         return dspy.LM(spec, **kwargs)
     options = {"temperature": 0.0, "max_tokens": LOCAL_MAX_TOKENS, "cache": False, **kwargs}
     return dspy.LM(LOCAL_MODEL, engine=shared_engine(), **options)

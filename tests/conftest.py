@@ -1,9 +1,13 @@
 """Shared fixtures: where the real data is, and a small real index built once per test session."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# LiteLLM's model map from its package, not fetched from the network (tests never depend on one)
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"

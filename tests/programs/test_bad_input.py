@@ -96,3 +96,10 @@ def test_a_compiled_state_of_the_program_loads(small_corpus, tmp_path):
     fresh = make_program("iterative", small_corpus)
     load_compiled(fresh, tmp_path / "state.json")
     assert [demo["answer"] for demo in fresh.read.predict.demos] == ["a"]
+
+
+def test_an_lm_string_litellm_cannot_route_is_named_before_any_question(capsys, small_corpus):
+    assert main(["ask", "What was total revenue?", "--index", str(small_corpus.store.dir), "--lm", "foo/bar"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("ferret: error: LM 'foo/bar' is not one LiteLLM can call: LLM Provider NOT "
+                                        "provided.") and err.count("\n") == 1
