@@ -34,6 +34,8 @@ AGGREGATE_OPS = ("sum", "avg", "min", "max", "count")
 _GROUP_KEYS = ("doc_id", "file", "bucket", "label", "unit", "page", "kind")
 _WORD = re.compile(r"\w{3,}")
 _LABEL_WORD = re.compile(r"[a-z]{2,}")
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)%?")
 _PAGE_COLUMNS = {"page": Column("a.page", "number")}
 _DOCUMENT_COLUMNS = {
     "doc_id": Column("d.doc_id", "text"), "file": Column("d.file", "text"), "bucket": Column("d.bucket", "text"),
@@ -424,8 +426,16 @@ def write_annotations_csv(rows: list[dict], path: str | Path) -> dict:
         writer = csv.writer(handle)
         writer.writerow(columns)
         for row in rows:
-            writer.writerow([row[c] for c in columns[:9]] + [row["fields"].get(key, "") for key in keys])
+            writer.writerow([csv_cell(row[c]) for c in columns[:9]] + [csv_cell(row["fields"].get(key, "")) for key in keys])
     return {"path": str(target), "rows": len(rows), "columns": columns}
+
+
+def csv_cell(value):
+    """A cell a spreadsheet will not run: text starting with =, +, -, @, tab or carriage return gets a
+    leading apostrophe (OWASP's CSV injection advice), unless it is a plain number ("-3.2", "+5")."""
+    if isinstance(value, str) and value[:1] in _FORMULA_STARTS and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
 
 
 def _is_subsequence(short: str, word: str) -> bool:
