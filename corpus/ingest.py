@@ -7,12 +7,16 @@ Bad files get one clear error line each and the rest is ingested.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import logging
 import os
 import re
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -34,6 +38,7 @@ from corpus.store import Store
 SUPPORTED_SUFFIXES = {".pdf"} | TEXT_SUFFIXES | JSON_SUFFIXES
 BUCKET_METADATA = "metadata.jsonl"  # a folder holding this file is a bucket (see ingest_bucket_folder)
 MIN_PAGES_PER_TASK = 16
+logger = logging.getLogger(__name__)
 _BUCKET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _METADATA_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _FILE_KEYS = ("file", "file_name", "filename")
@@ -112,56 +117,77 @@ def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "defaul
              if metadata_file is None or path.resolve() != Path(metadata_file).resolve()]
     store = Store(index_dir, create=True)
     try:
-        spec = _embedder_spec(store, embedder)
-        model = get_embedder(spec)
-        existing = store.documents()
-        documents, pending, info_updates = [], [], []
-        for path in files:
-            meta = metadata.get(path.name, {})
-            try:
-                if path.suffix.lower() == ".pdf":
-                    digest = _file_hash(path)
-                    doc_id = id_prefix + path.stem
-                    if not _classify(existing.get(doc_id), digest, bucket, meta, report, info_updates, doc_id):
-                        reader = open_pdf(path)
-                        pending.append(_PendingPdf(path, doc_id, digest, len(reader.pages), outline_entries(reader)))
-                    continue
-                parsed = ([load_text_file(path, id_prefix + path.stem)] if path.suffix.lower() in TEXT_SUFFIXES
-                          else load_passages(path, id_prefix))
-            except IngestError as error:
-                report.errors.append(error)
-                continue
-            documents += [(doc, path, meta) for doc in parsed if not _classify(
-                existing.get(doc.doc_id), doc.content_hash, bucket, meta, report, info_updates, doc.doc_id)]
-        documents += _parse_pdfs(pending, metadata, workers, progress, report)
-        report.seconds["parse"] = time.perf_counter() - clock
-
-        clock = time.perf_counter()
-        xrefs = {}
-        for doc, _, _ in documents:
-            if not doc.sections:
-                doc.sections = ([Section("s0", doc.title, 1, 1, 1)] if doc.kind == "passage"
-                                else build_sections(doc.pages))
-            segment_document(doc)
-            xrefs[doc.doc_id] = find_cross_references(doc)
-            report.pages += len(doc.pages)
-            report.segments += len(doc.segments)
-            report.annotations += len(doc.annotations)
-        report.seconds["segment"] = time.perf_counter() - clock
-
-        clock = time.perf_counter()
-        texts = {content_hash(s.text): s.text for doc, _, _ in documents for s in doc.segments}
-        texts.update({content_hash(a.label): a.label for doc, _, _ in documents for a in doc.annotations})
-        _embed_missing(store, model, texts, progress)
-        report.seconds["embed"] = time.perf_counter() - clock
-
-        clock = time.perf_counter()
-        if documents or info_updates:
-            _commit(store, spec, model.name, bucket, documents, info_updates, xrefs, existing, report)
-        report.seconds["index"] = time.perf_counter() - clock
+        with one_ingest_at_a_time(store.dir):
+            _ingest_files(store, files, bucket, metadata, id_prefix, embedder, workers, progress, report, clock)
     finally:
         store.close()
     return report
+
+
+@contextmanager
+def one_ingest_at_a_time(index_dir: Path) -> Iterator[None]:
+    """Hold the index's ingest lock (a lock file, released when the process ends however it ends): a
+    second ingest into the same index waits for the first, and says so. Searches need no lock: they
+    read the last committed generation."""
+    with open(index_dir / "ingest.lock", "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            logger.warning("waiting for another ingest into %s to finish", index_dir)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, id_prefix: str, embedder: str | None,
+                  workers: int | None, progress: bool, report: IngestReport, clock: float) -> None:
+    """The ingest proper, under the lock: classify, parse, segment, embed, then commit one generation."""
+    spec = _embedder_spec(store, embedder)
+    model = get_embedder(spec)
+    existing = store.documents()
+    documents, pending, info_updates = [], [], []
+    for path in files:
+        meta = metadata.get(path.name, {})
+        try:
+            if path.suffix.lower() == ".pdf":
+                digest = _file_hash(path)
+                doc_id = id_prefix + path.stem
+                if not _classify(existing.get(doc_id), digest, bucket, meta, report, info_updates, doc_id):
+                    reader = open_pdf(path)
+                    pending.append(_PendingPdf(path, doc_id, digest, len(reader.pages), outline_entries(reader)))
+                continue
+            parsed = ([load_text_file(path, id_prefix + path.stem)] if path.suffix.lower() in TEXT_SUFFIXES
+                      else load_passages(path, id_prefix))
+        except IngestError as error:
+            report.errors.append(error)
+            continue
+        documents += [(doc, path, meta) for doc in parsed if not _classify(
+            existing.get(doc.doc_id), doc.content_hash, bucket, meta, report, info_updates, doc.doc_id)]
+    documents += _parse_pdfs(pending, metadata, workers, progress, report)
+    report.seconds["parse"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    xrefs = {}
+    for doc, _, _ in documents:
+        if not doc.sections:
+            doc.sections = ([Section("s0", doc.title, 1, 1, 1)] if doc.kind == "passage"
+                            else build_sections(doc.pages))
+        segment_document(doc)
+        xrefs[doc.doc_id] = find_cross_references(doc)
+        report.pages += len(doc.pages)
+        report.segments += len(doc.segments)
+        report.annotations += len(doc.annotations)
+    report.seconds["segment"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    texts = {content_hash(s.text): s.text for doc, _, _ in documents for s in doc.segments}
+    texts.update({content_hash(a.label): a.label for doc, _, _ in documents for a in doc.annotations})
+    _embed_missing(store, model, texts, progress)
+    report.seconds["embed"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    if documents or info_updates:
+        _commit(store, spec, model.name, bucket, documents, info_updates, xrefs, existing, report)
+    report.seconds["index"] = time.perf_counter() - clock
 
 
 def is_bucket_folder(path: str | Path) -> bool:

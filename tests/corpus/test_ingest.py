@@ -1,7 +1,11 @@
 """Ingestion: real PDFs, bad inputs, idempotency, replacement, crash safety, metadata and passages."""
 from __future__ import annotations
 
+import fcntl
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pypdf
 import pytest
@@ -212,3 +216,24 @@ def test_passage_collections_ingest_as_they_are(tmp_path):
     assert (total["label"], total["value"], total["value_text"]) == ("Total sales", 1496.5, "$1,496.5")
     assert total["fields"]["Years Ended September 30, 2018"] == "$1,202.9"
     assert corpus.annotations_search("qty")[0]["label"] == "Quantity"
+
+
+def test_a_second_ingest_into_one_index_waits_for_the_first_and_searches_see_the_last_commit(tmp_path):
+    first, second = tmp_path / "a.md", tmp_path / "b.md"
+    first.write_text("# Alpha\n\nPhotovoltaic panels from Helios.")
+    second.write_text("# Beta\n\nLead-acid batteries from Volta.")
+    index = tmp_path / "index"
+    ingest([first], index)
+    with open(index / "ingest.lock", "a") as held:  # another ingest holds the index
+        fcntl.flock(held, fcntl.LOCK_EX)
+        waiting = subprocess.Popen([sys.executable, "-m", "programs.cli", "ingest", str(second), "--index", str(index)],
+                                   stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
+        line = waiting.stderr.readline()
+        while line and "waiting" not in line:
+            line = waiting.stderr.readline()
+        assert f"waiting for another ingest into {index} to finish" in line
+        assert waiting.poll() is None and Corpus(index).search_text("batteries") == []
+        assert Corpus(index).search_text("photovoltaic panels")[0]["doc_id"] == "a"
+    assert waiting.wait(timeout=120) == 0
+    assert [hit["doc_id"] for hit in Corpus(index).search_text("batteries")] == ["b"]
+    assert Store(index).generation == 2
