@@ -41,7 +41,7 @@ from collections import deque
 from pathlib import Path
 
 import dspy
-from dspy.utils.exceptions import AdapterParseError
+from dspy.utils.exceptions import AdapterParseError, LMError
 
 from corpus.tools import Corpus
 from programs.passage_answer import answer_from_passages
@@ -107,7 +107,16 @@ class IterativeRetriever(dspy.Module):
 
     def forward(self, question: str, doc_id: str | None = None, bucket: str | None = None) -> dspy.Prediction:
         check_input(self.corpus, question, doc_id, bucket)
-        return measured(lambda: self._answer(_Run(question, doc_id, bucket, self.on_step)))
+        return measured(lambda: self._answer_or_stop(_Run(question, doc_id, bucket, self.on_step)))
+
+    def _answer_or_stop(self, state: "_Run") -> dspy.Prediction:
+        """The answer; or, once a step's LM call failed after DSPy's retries (an HTTP error, a rate
+        limit, a timeout), that step recorded and the question ended as a failure naming the error:
+        the next steps would call the same LM."""
+        try:
+            return self._answer(state)
+        except _LMFailed as failed:
+            return self._result(state, outcome("fail", reason=f"the LM failed: {failed}"), rerank=False)
 
     def _answer(self, state: "_Run") -> dspy.Prediction:
         question = state.question
@@ -164,7 +173,7 @@ class IterativeRetriever(dspy.Module):
         try:
             decision = self.route(question=state.question, corpus_overview=overview).decision
         except Exception as error:  # malformed output: fall back to the default route, and say so
-            state.log("route", {"error": error_text(error)})
+            state.log("route", {"error": state.error(error)[1]})
             return RouteDecision(subqueries=[])
         if state.bucket is None and state.doc_id is None and len(decision.buckets) == 1 \
                 and decision.buckets[0] in self.corpus.schemas:
@@ -202,7 +211,7 @@ class IterativeRetriever(dspy.Module):
             reason = out.missing.strip() or read.problem
             step.update(calculation=calculation, answer=read.answer, sources=list(out.sources))
         except Exception as error:
-            reason, step["error"] = "the read output was malformed", error_text(error)
+            reason, step["error"] = state.error(error, "the read output was malformed")
         if read is not None and not reason:
             check = verify(read.answer, list(range(len(read.findings))), read.findings, self.corpus.page_text,
                            self.corpus.file_of, read.derived)
@@ -253,7 +262,7 @@ class IterativeRetriever(dspy.Module):
                 reason = reason if findings else "the values reported are not printed on the pages cited"
             step["tools"] = [v for k, v in extraction.trajectory.items() if k.startswith("tool_name")]
         except Exception as error:  # LMs see a short reason, the log keeps the error
-            reason, step["error"] = "the extraction output was malformed", error_text(error)
+            reason, step["error"] = state.error(error, "the extraction output was malformed")
         answered, resolved = False, []
         if findings:
             try:
@@ -263,7 +272,7 @@ class IterativeRetriever(dspy.Module):
                 findings, resolved = valid, [q for q in judgement.resolved_subqueries if q in open_items]
                 reason = reason if answered else (judgement.reason or "findings did not answer the item")
             except Exception as error:
-                findings, reason, step["error"] = [], "the evaluation output was malformed", error_text(error)
+                findings, (reason, step["error"]) = [], state.error(error, "the evaluation output was malformed")
         state.findings.extend(f for f in findings if f not in state.findings)  # partial when not answered
         if not answered:
             state.failures.append(FailedSearch(item=item, strategy=strategy.describe(),
@@ -367,7 +376,7 @@ class IterativeRetriever(dspy.Module):
             subqueries = self.plan(question=state.question, findings=_numbered(state.findings),
                                    failed_searches=state.tried()).subqueries[:2]
         except Exception as error:
-            state.log("plan", {"error": error_text(error)})
+            state.log("plan", {"error": state.error(error)[1]})
             return []
         state.log("plan", {"subqueries": subqueries})
         tried = state.tried()  # a 0.5B Planner copies failure lines back as new tasks
@@ -380,7 +389,7 @@ class IterativeRetriever(dspy.Module):
             synthesis = {key: out[key] for key in ("status", "answer", "sources", "confidence", "need",
                                                    "need_reason", "clarification")}
         except Exception as error:
-            synthesis = outcome("needs", reason=f"synthesis failed: {error_text(error)}")
+            synthesis = outcome("needs", reason=f"synthesis failed: {state.error(error)[1]}")
         state.log("synthesize", {"last_chance": last_chance, **synthesis})
         return synthesis
 
@@ -403,7 +412,7 @@ class IterativeRetriever(dspy.Module):
         try:
             ranking = self.rerank(question=state.question, evidence=_numbered(findings)).ranking
         except Exception as error:
-            state.log("rerank", {"error": error_text(error)})
+            state.log("rerank", {"error": state.error(error)[1]})
             return findings
         ranked = _picked(ranking, findings)
         return ranked + [f for f in findings if f not in ranked]
@@ -449,6 +458,10 @@ class _Agent(dspy.ReAct):
             raise ValueError(f"malformed tool step: {error_text(error)}") from error
 
 
+class _LMFailed(Exception):
+    """A step's LM call failed after its retries: the question stops (see `_Run.error`)."""
+
+
 class _Run:
     """The mutable state of one question: findings append, failures are recorded, every step logged."""
 
@@ -465,11 +478,24 @@ class _Run:
         self.derived: list[float] = []  # numbers computed in code from the findings (counts, sums)
         self.read_hits: list[dict] = []  # the first rung's passages: the ranked evidence starts with them
         self.computation = ""  # the calculation an answer's number was computed by
+        self.lm_error = ""  # a step's failed LM call: the question stops once that step is logged
 
     def log(self, step: str, data: dict) -> None:
+        """Record a step; after a step whose LM call failed (`error`), stop the question (_LMFailed)."""
         self.trajectory.append({"step": step, **json.loads(json.dumps(data, default=str))})
         if self.on_step is not None:
             self.on_step(self.trajectory[-1])
+        if self.lm_error:
+            raise _LMFailed(self.lm_error)
+
+    def error(self, error: Exception, malformed: str = "") -> tuple[str, str]:
+        """(the reason the loop records, the error as logged) for a step that raised: its output was
+        malformed, or its LM call failed (DSPy's LMError), which ends the question once the step is logged."""
+        text = error_text(error)
+        if isinstance(error, LMError):
+            self.lm_error = text
+            return f"the LM failed: {text}", text
+        return malformed, text
 
     def tried(self) -> list[str]:
         """The recorded failures as the LM steps see them: one short line each, without repeating the question."""
