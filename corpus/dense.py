@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
@@ -77,10 +78,15 @@ class VectorIndex:
     and starve torch's threads that embed the next query (measured: query embedding 5 ms → 100 ms)."""
 
     def __init__(self, vectors: np.ndarray):
+        self.vectors = vectors
+
+    @cached_property
+    def _matrix(self):
+        """The vectors as a torch tensor, made on the first search: opening an index does not import
+        torch (seconds), so bad input is refused at once."""
         import torch
 
-        self.vectors = vectors
-        self._matrix = torch.from_numpy(vectors)
+        return torch.from_numpy(self.vectors)
 
     def save(self, path: Path) -> None:
         np.save(path, self.vectors)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
-
-import mlflow
-from mlflow.tracking import MlflowClient
+from typing import TYPE_CHECKING
 
 from programs.paths import REPO, runs_dir
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
 
 STATUS_COUNTS = ("n_correct", "n_wrong", "n_needs", "n_clarify", "n_fail", "n_error")
 
@@ -28,6 +29,11 @@ def tracking_uri() -> str:
 
 
 def client() -> MlflowClient:
+    """The store's client (MLflow is imported here, not with this module: it costs seconds, and a
+    command given bad input should say so at once)."""
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
     runs_dir().mkdir(parents=True, exist_ok=True)
     mlflow.set_tracking_uri(tracking_uri())
     return MlflowClient(tracking_uri())
@@ -35,6 +41,8 @@ def client() -> MlflowClient:
 
 def use_experiment(name: str) -> str:
     """Make `name` the active experiment (created with its artifacts under runs/artifacts/NAME)."""
+    import mlflow
+
     experiment = client().get_experiment_by_name(name)
     if experiment is None:
         location = (runs_dir() / "artifacts" / name).as_uri()
@@ -59,6 +67,8 @@ def git_commit() -> str:
 def run_summaries(run_ids: Iterable[str]) -> list[dict]:
     """Each run as {"run_id", "experiment", "name", "status", "params", "metrics"}; unknown ids raise
     ValueError."""
+    import mlflow
+
     mlflow_client, summaries = client(), []
     for run_id in run_ids:
         try:

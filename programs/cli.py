@@ -227,9 +227,11 @@ def _ask(args) -> int:
     from corpus.tools import Corpus
     from programs import load_compiled, make_program
     from programs.lm import answering, make_lm
-    from programs.result import as_json
+    from programs.result import as_json, check_input
 
-    program = make_program(args.program, Corpus(args.index), args.max_iterations)
+    corpus = Corpus(args.index)
+    check_input(corpus, args.question, args.doc, args.bucket)  # before the LM and the compiled state load
+    program = make_program(args.program, corpus, args.max_iterations)
     if args.compiled:
         load_compiled(program, args.compiled)
     if not args.json and args.program == "iterative":

@@ -27,6 +27,9 @@ from dspy.lm15 import Message, Request, Response, TextPart, UnsupportedFeatureEr
 from programs.paths import cache_dir
 
 logger = logging.getLogger(__name__)
+# LiteLLM's bundled price list, not a download on import: offline, the download's retries cost ~6 s
+# before every first LM call (and before an --lm string is checked). Set the variable to override.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 LOCAL_MODEL = "local/qwen2.5-coder-0.5b-instruct"
 MODEL_FILENAME = "qwen2.5-coder-0.5b-instruct.gguf"

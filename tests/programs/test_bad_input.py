@@ -1,11 +1,15 @@
 """Bad input is refused before any work: one line naming the value and what is allowed, exit code 2."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import dspy
 import pytest
 
 from programs import load_compiled, make_program
 from programs.cli import main
+from programs.paths import REPO
 from tests.fakes import scripted_lm
 
 
@@ -54,7 +58,7 @@ def test_an_unknown_document_or_bucket_is_named_before_the_model_is_called(argv,
 ])
 def test_programs_refuse_bad_input_without_an_lm_call(program, question, doc_id, named, small_corpus):
     lm, engine = scripted_lm()
-    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()), pytest.raises(ValueError, match="") as refused:
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()), pytest.raises(ValueError) as refused:
         make_program(program, small_corpus)(question=question, doc_id=doc_id)
     assert named in str(refused.value) and engine.calls == []
 
@@ -103,3 +107,20 @@ def test_an_lm_string_litellm_cannot_route_is_named_before_any_question(capsys, 
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("ferret: error: LM 'foo/bar' is not one LiteLLM can call: LLM Provider NOT "
                                         "provided.") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["search", "revenue", "--doc", "nope"],
+    ["search", "revenue", "--filters", '{"colour": "red"}'],
+    ["ask", "What was total revenue?", "--doc", "nope"],
+    ["ask", "What was total revenue?", "--bucket", "nope"],
+    ["eval", "--dataset", "tatqa", "--data", "no-such-folder"],
+])
+def test_bad_input_is_refused_before_torch_mlflow_or_litellm_load(argv, small_corpus):
+    """Those imports cost seconds each: a refusal that needs none of them comes at once."""
+    script = ("import sys\nfrom programs.cli import main\ncode = main(sys.argv[1:])\n"
+              "print(code, *sorted(m for m in ('torch', 'mlflow', 'litellm') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", script, *argv, "--index", str(small_corpus.store.dir)],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.stdout.split() == ["2"], done.stdout + done.stderr
+    assert done.stderr.startswith("ferret: error: ") and done.stderr.count("\n") == 1
