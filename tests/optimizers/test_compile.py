@@ -17,7 +17,7 @@ import pytest
 import optimizers.compile
 import optimizers.evaluate
 import programs.lm
-from optimizers.compile import compile_program
+from optimizers.compile import BUDGETS, compile_program
 from optimizers.demos import useful_step
 from optimizers.tracking import tracking_uri
 from programs.cli import main
@@ -216,16 +216,21 @@ def test_bootstrapped_demos_keep_only_the_steps_that_did_their_job(scripted, tmp
 
     engine.script["extract"] = [extract_on_second_try]
     engine.script["synthesize"] = [lambda inputs: synthesize(inputs, LESSON)]  # every run that finds is correct
-    monkeypatch.setitem(optimizers.compile.BUDGETS, "bootstrap",
-                        {"light": {"max_bootstrapped_demos": 3, "max_labeled_demos": 0}})
+    # the real budget (the fixture swapped in TINY): two bootstrapped demos, so the third train question
+    # is one DSPy could show as a labeled demo
+    monkeypatch.setitem(optimizers.compile.BUDGETS, "bootstrap", BUDGETS["bootstrap"])
     out = tmp_path / "pruned.json"
     result = compile_program("jsonl", qa, "bootstrap", index=corpus.store.dir, out=out, track=False)
     assert result["score_after"] == 1.0
     state = saved_state(out)
     extraction = state["extract.extract.predict"]["demos"]
-    assert len(extraction) == 3  # one per bootstrapped train question
+    assert len(extraction) == BUDGETS["bootstrap"]["light"]["max_bootstrapped_demos"] == 2
     assert all(demo["findings"] and not demo["failure_reason"] for demo in extraction)
-    assert state["route"]["demos"] == IterativeRetriever(corpus).dump_state()["route"]["demos"]
+    own = IterativeRetriever(corpus).dump_state()
+    assert state["route"]["demos"] == own["route"]["demos"]
+    # no labeled question stands in for a step's demo: each is a bootstrapped step or the program's own
+    assert all(demo.get("augmented") or demo in own[name]["demos"]
+               for name, predictor in state.items() for demo in predictor["demos"])
 
 
 def test_a_step_is_useful_when_it_did_its_job(small_corpus):
