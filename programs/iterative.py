@@ -105,9 +105,14 @@ class IterativeRetriever(dspy.Module):
                 raise ValueError(f"unknown step {step!r} in lms; steps: {', '.join(STEPS)}")
             getattr(self, step).set_lm(lm)
 
-    def forward(self, question: str, doc_id: str | None = None, bucket: str | None = None) -> dspy.Prediction:
+    def forward(self, question: str, doc_id: str | None = None, bucket: str | None = None,
+                tried: list[dict] | None = None) -> dspy.Prediction:
+        """`tried`: searches that already failed for this question (a conversation's pending question,
+        now clarified): the steps see them as this run's own failures."""
         check_input(self.corpus, question, doc_id, bucket)
-        return measured(lambda: self._answer_or_stop(_Run(question, doc_id, bucket, self.on_step)))
+        state = _Run(question, doc_id, bucket, self.on_step)
+        state.failures = [FailedSearch.model_validate(failure) for failure in tried or []]
+        return measured(lambda: self._answer_or_stop(state))
 
     def _answer_or_stop(self, state: "_Run") -> dspy.Prediction:
         """The answer; or, once a step's LM call failed after DSPy's retries (an HTTP error, a rate

@@ -71,6 +71,15 @@ class Calculation(BaseModel):
     expression: str = Field("", json_schema_extra={"pattern": r"^[-+*/()0-9.,%$ ]{0,100}$"})
 
 
+class TurnScope(BaseModel):
+    """What a conversation turn's question is limited to: carried to the next turns until a new topic."""
+
+    doc_id: str = Field("", json_schema_extra=bound(chars=100))
+    bucket: str = Field("", json_schema_extra=bound(chars=60))
+    years: list[int] = Field(default_factory=list, json_schema_extra={"maxItems": 4})
+    names: list[str] = Field(default_factory=list, json_schema_extra=bound(4, 60))
+
+
 class FailedSearch(BaseModel):
     """A search that did not answer its item: what was tried, where, and why it failed."""
 

@@ -32,6 +32,8 @@ STEP_FIELDS = {
     "rerank": {"ranking"},
     "answer": {"answer"},
     "judge": {"correct"},
+    "rewrite": {"new_topic", "scope"},
+    "summarize": {"new_summary"},
     # the optimizers' own signatures: MIPROv2's proposer, GEPA's reflection, SIMBA's advice
     "propose": {"proposed_instruction"},
     "describe_program": {"program_description"},
@@ -52,6 +54,8 @@ DEFAULTS: dict[str, Reply] = {
     "plan": {"subqueries": []},
     "rerank": {"ranking": []},
     "judge": {"correct": False, "reason": "scripted"},
+    "rewrite": lambda inputs: {"new_topic": False, "question": inputs["turn"], "scope": {}},
+    "summarize": lambda inputs: {"new_summary": f"{inputs['summary']} {inputs['question']}".strip()},
     "propose": {"proposed_instruction": "Answer from the evidence."},
     "describe_program": {"program_description": "Answers questions over documents."},
     "describe_module": {"module_description": "One step of the program."},

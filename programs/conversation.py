@@ -1,0 +1,196 @@
+"""A conversation around a program: each turn is read against a rolling summary and the last result.
+
+    chat = Conversation("runs/index")            # iterative by default; any program name or module
+    chat.turn("What was Northwind's net income for 2023?")
+    chat.turn("and its total assets?")           # → "What were Northwind's total assets in 2023?"
+
+turn → a command on the last result's rows, decided in code ("show the rest", "export ... [FILE.csv]")
+     → or RewriteTurn (typed): a standalone question, whether it starts a new topic, and its scope
+       (document, bucket, years, names), read against the summary, the last question and its outcome;
+       after a `clarify` result the turn is the reply, merged into the pending question, and the
+       program sees the searches that already failed for it
+     → the program answers the standalone question within the scope
+     → UpdateSummary (typed) folds the question and its outcome into the summary, clipped in code to
+       SUMMARY_CHARS (about 350 tokens).
+The first turn of a topic is its own question: no rewrite call is made. `forward` is pure (state in,
+state out), so the conversation can be evaluated and compiled like the other programs; `turn` keeps
+the state and, with a session, stores every turn in SQLite beside the index (`programs.sessions`).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import dspy
+from pydantic import BaseModel, Field
+
+from corpus.tools import Corpus
+from programs.result import as_json, error_text
+from programs.sessions import SessionStore
+from programs.structured import export_rows
+from signatures import RewriteTurn, UpdateSummary
+from signatures.types import TurnScope
+
+SUMMARY_CHARS = 1400  # about 350 tokens
+ROWS_SHOWN = 10  # rows a "show the rest" turn adds
+_SHOW_MORE = re.compile(r"^\W*(?:(?:please\s+)?(?:show|list|give|see|print)\b.*\b(?:rest|more|remaining|others|next|all)\b"
+                        r"|(?:more|next|the rest)\W*$)", re.IGNORECASE)
+_EXPORT = re.compile(r"\bexport\b|\bsave\b.*\bcsv\b", re.IGNORECASE)
+_CSV_PATH = re.compile(r"(\S+\.csv)\b", re.IGNORECASE)
+
+
+class ChatState(BaseModel):
+    """What the next turn is read against."""
+
+    summary: str = ""
+    last_question: str = ""
+    last_outcome: str = ""
+    pending: bool = False  # the last result asked the user to clarify
+    tried: list[dict] = Field(default_factory=list)  # the pending question's failed searches
+    scope: TurnScope = Field(default_factory=TurnScope)
+    rows: list[dict] = Field(default_factory=list)  # the last structured result's rows
+    shown: int = 0  # of which this many were shown
+
+
+class Conversation(dspy.Module):
+    """Answer each turn of a conversation with `program` (a name or a module) over `corpus`.
+
+    `session` (an id, or True for a new one) stores the turns in the index's sessions.db, so that a
+    later Conversation with the same id resumes where it left off."""
+
+    def __init__(self, corpus: Corpus | str | Path, program: str | dspy.Module = "iterative",
+                 session: str | bool | None = None, max_iterations: int | None = None, export_dir: str | Path = "."):
+        super().__init__()
+        from programs import make_program
+
+        self.corpus = corpus if isinstance(corpus, Corpus) else Corpus(corpus)
+        self.program = make_program(program, self.corpus, max_iterations) if isinstance(program, str) else program
+        self.rewrite = dspy.Predict(RewriteTurn)
+        self.summarize = dspy.Predict(UpdateSummary)
+        self.export_dir = Path(export_dir)
+        self.state = ChatState()
+        self.store, self.session, self.history = None, None, []
+        if session:
+            self.store = SessionStore(self.corpus.store.dir)
+            name = program if isinstance(program, str) else type(program).__name__
+            self.session = self.store.create(name) if session is True else session
+            self.store.check(self.session)
+            self.history = self.store.turns(self.session)
+            if self.history:
+                self.state = ChatState.model_validate(self.history[-1]["state"])
+
+    # --- one turn -------------------------------------------------------------------------------
+    def turn(self, text: str) -> dspy.Prediction:
+        """Answer `text` as the conversation's next turn; the state moves on (and is stored)."""
+        prediction = self(turn=text, state=self.state)
+        self.state = prediction.state
+        if self.store is not None:
+            prediction.n = self.store.add_turn(self.session, text, prediction.kind, prediction.question,
+                                               self.state.model_dump(), _stored(prediction))
+        return prediction
+
+    def new_topic(self) -> None:
+        """Forget the summary, scope and last result (the chat's /new)."""
+        self.state = ChatState()
+
+    def forward(self, turn: str, state: ChatState | None = None) -> dspy.Prediction:
+        state = state or ChatState()
+        if state.rows and _SHOW_MORE.search(turn):
+            return self._show_more(turn, state)
+        if state.rows and _EXPORT.search(turn):
+            return self._export(turn, state)
+        return self._ask(turn, state)
+
+    # --- questions ------------------------------------------------------------------------------
+    def _ask(self, turn: str, state: ChatState) -> dspy.Prediction:
+        question, new_topic, scope, rewrite_error = turn, True, TurnScope(), ""
+        if state.last_question:
+            try:
+                read = self.rewrite(summary=state.summary, last_question=state.last_question,
+                                    last_outcome=state.last_outcome, turn=turn)
+                new_topic = bool(read.new_topic) and not state.pending
+                question = read.question.strip() or turn
+                scope = read.scope if new_topic else _carried(state.scope, read.scope)
+            except Exception as error:  # a malformed rewrite: the turn is asked as it is
+                rewrite_error = error_text(error)
+        scope = self._known(scope)
+        tried = state.tried if state.pending and not new_topic else []
+        result = self.program(question=question, doc_id=scope.doc_id or None, bucket=scope.bucket or None,
+                              **({"tried": tried} if tried and _takes_tried(self.program) else {}))
+        outcome = _outcome(result)
+        summary = "" if new_topic else state.summary
+        try:
+            summary = self.summarize(summary=summary, question=question, outcome=outcome).new_summary
+        except Exception:  # a malformed summary: keep the last one and add this exchange
+            summary = f"{summary} Q: {question} A: {outcome}".strip()
+        rows = list(result.get("rows") or [])
+        after = ChatState(summary=_clip(summary), last_question=question, last_outcome=outcome,
+                          pending=result.status == "clarify", tried=list(result.get("failed_searches") or []),
+                          scope=scope, rows=rows, shown=min(len(rows), ROWS_SHOWN))
+        return dspy.Prediction(kind="question", question=question, new_topic=new_topic, scope=scope.model_dump(),
+                               result=result, rows=rows[:ROWS_SHOWN], state=after, rewrite_error=rewrite_error)
+
+    def _known(self, scope: TurnScope) -> TurnScope:
+        """The scope without a document or bucket the corpus lacks (a misread name is not an error)."""
+        known = {}
+        for field, value in (("doc_id", scope.doc_id), ("bucket", scope.bucket)):
+            try:
+                self.corpus.check_scope(**{field: value or None})
+                known[field] = value
+            except ValueError:
+                known[field] = ""
+        return scope.model_copy(update=known)
+
+    # --- commands on the last result ------------------------------------------------------------
+    def _show_more(self, turn: str, state: ChatState) -> dspy.Prediction:
+        rows = state.rows[state.shown:state.shown + ROWS_SHOWN]
+        after = state.model_copy(update={"shown": state.shown + len(rows)})
+        return self._command("show_more", turn, state, after, rows=rows,
+                             answer=f"rows {state.shown + 1}-{after.shown} of {len(state.rows)}" if rows
+                             else f"all {len(state.rows)} rows were shown")
+
+    def _export(self, turn: str, state: ChatState) -> dspy.Prediction:
+        named = _CSV_PATH.search(turn)
+        path = Path(named.group(1)) if named else self.export_dir / f"ferret-{self.session or 'chat'}-rows.csv"
+        written = export_rows({"rows": state.rows}, path)
+        return self._command("export", turn, state, state, path=str(written["path"]),
+                             answer=f"{written['rows']} rows written to {written['path']}")
+
+    def _command(self, kind: str, turn: str, state: ChatState, after: ChatState, answer: str, rows=(), path=""):
+        result = dspy.Prediction(status="answer", answer=answer, citations=[], rows=list(rows))
+        return dspy.Prediction(kind=kind, question=state.last_question, new_topic=False,
+                               scope=state.scope.model_dump(), result=result, rows=list(rows), state=after,
+                               path=path, rewrite_error="")
+
+
+def _carried(last: TurnScope, read: TurnScope) -> TurnScope:
+    """A follow-up keeps what its own scope leaves empty."""
+    return TurnScope(doc_id=read.doc_id or last.doc_id, bucket=read.bucket or last.bucket,
+                     years=read.years or last.years, names=read.names or last.names)
+
+
+def _takes_tried(program: dspy.Module) -> bool:
+    import inspect
+
+    return "tried" in inspect.signature(program.forward).parameters
+
+
+def _outcome(result: dspy.Prediction) -> str:
+    if result.status == "clarify":
+        return f"asked the user: {result.get('clarification') or ''}"
+    return f"{result.status}: {result.get('answer') or result.get('reason') or ''}"
+
+
+def _clip(summary: str) -> str:
+    """The summary within SUMMARY_CHARS: its last sentences that fit."""
+    summary = " ".join(summary.split())
+    if len(summary) <= SUMMARY_CHARS:
+        return summary
+    tail = summary[-SUMMARY_CHARS:]
+    return tail[tail.find(". ") + 2:] if ". " in tail else tail
+
+
+def _stored(prediction: dspy.Prediction) -> dict:
+    result = prediction.result
+    return {**{key: value for key, value in as_json(result).items() if value is not None},
+            "scope": prediction.scope, "path": prediction.get("path", "")}

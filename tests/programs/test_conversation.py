@@ -1,0 +1,185 @@
+"""The conversation with the scripted LM: follow-ups rewritten against the summary, new topics reset
+it, a clarification answered continues the pending question, commands act on the last rows, and
+sessions persist in SQLite beside the index, each seeing only its own turns."""
+from __future__ import annotations
+
+import csv
+
+import dspy
+import pytest
+
+import programs.conversation
+from programs.conversation import SUMMARY_CHARS, Conversation
+from programs.iterative import IterativeRetriever
+from programs.sessions import SessionStore
+from tests.fakes import scripted_lm
+
+REVENUE = "What was total revenue in 2023?"
+READ_REVENUE = {"calculation": {"expression": ""}, "answer": "3,650", "sources": [1], "missing": ""}
+LIST_TIRES = {"decision": {"intent": "list", "route": "structured", "buckets": ["invoices"], "topic_terms": ["tires"]}}
+
+
+def calls(engine, step):
+    return [inputs for name, inputs in engine.calls if name == step]
+
+
+@pytest.fixture
+def chat(small_corpus):
+    """A conversation over the small corpus with a scripted LM; `script` entries are set per test."""
+    lm, engine = scripted_lm({"read": READ_REVENUE})
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        yield Conversation(small_corpus), engine
+
+
+def test_the_first_turn_is_its_own_question_and_starts_the_summary(chat):
+    conversation, engine = chat
+    turn = conversation.turn(REVENUE)
+    assert turn.kind == "question" and turn.question == REVENUE and turn.new_topic
+    assert turn.result.status == "answer" and "3,650" in turn.result.answer and turn.result.citations_verified
+    assert "rewrite" not in engine.steps()  # nothing to resolve yet: no LM call
+    (summarized,) = calls(engine, "summarize")
+    assert summarized["question"] == REVENUE and summarized["outcome"].startswith("answer: ")
+    assert conversation.state.summary == REVENUE and conversation.state.last_question == REVENUE
+
+
+def test_a_follow_up_is_rewritten_against_the_summary_and_keeps_the_scope(chat):
+    conversation, engine = chat
+    engine.script["rewrite"] = [{"new_topic": False, "question": REVENUE, "scope": {"doc_id": "report", "years": [2023]}},
+                                {"new_topic": False, "question": "What was total revenue in 2022?", "scope": {"years": [2022]}}]
+    conversation.turn("What was total revenue?")
+    conversation.turn("and in 2023?")
+    turn = conversation.turn("and in 2022?")
+    rewrites = calls(engine, "rewrite")
+    assert [r["turn"] for r in rewrites] == ["and in 2023?", "and in 2022?"]
+    assert rewrites[1]["last_question"] == REVENUE and REVENUE in rewrites[1]["summary"]
+    assert turn.question == "What was total revenue in 2022?"
+    assert turn.scope == {"doc_id": "report", "bucket": "", "years": [2022], "names": []}  # the document carried
+    reads = calls(engine, "read")
+    assert reads[-1]["question"] == "What was total revenue in 2022?"
+    assert {hit["doc_id"] for hit in turn.result.evidence} == {"report"}
+
+
+def test_a_new_topic_resets_the_summary_and_the_scope(chat):
+    conversation, engine = chat
+    engine.script["rewrite"] = [{"new_topic": False, "question": REVENUE, "scope": {"doc_id": "report"}},
+                                {"new_topic": True, "question": "How much did the valve caps cost?", "scope": {}}]
+    conversation.turn("What was total revenue?")
+    conversation.turn("in 2023?")
+    turn = conversation.turn("How much did the valve caps cost?")
+    assert turn.new_topic and turn.scope["doc_id"] == ""
+    assert calls(engine, "summarize")[-1]["summary"] == ""  # the old topic is not carried into the new summary
+    assert conversation.state.summary == "How much did the valve caps cost?"
+
+
+def test_a_misread_document_or_bucket_is_dropped_not_raised(chat):
+    conversation, engine = chat
+    engine.script["rewrite"] = [{"new_topic": False, "question": REVENUE, "scope": {"doc_id": "annual-report", "bucket": "x"}}]
+    conversation.turn("What was total revenue?")
+    turn = conversation.turn("in 2023?")
+    assert turn.result.status == "answer" and turn.scope["doc_id"] == "" and turn.scope["bucket"] == ""
+
+
+def test_the_summary_stays_within_its_budget(chat):
+    conversation, engine = chat
+    engine.script["summarize"] = [{"new_summary": "Revenue was asked about. " * 200}]
+    conversation.turn(REVENUE)
+    assert 0 < len(conversation.state.summary) <= SUMMARY_CHARS
+    assert conversation.state.summary.startswith("Revenue was asked about.")
+
+
+def test_a_clarification_answered_continues_the_pending_question_with_what_failed(small_corpus):
+    """The first turn ends in `clarify`; the reply is merged into the pending question, never read as a
+    new topic, and the program is given the searches that failed for it."""
+    failure = {"item": REVENUE, "strategy": "read: hybrid search for passages", "reason": "two years are printed"}
+    clarify = {"status": "clarify", "answer": "", "sources": [], "confidence": 0.2, "need": "", "need_reason": "",
+               "clarification": "Which year: 2023 or 2022?"}
+    lm, engine = scripted_lm({"read": READ_REVENUE,
+                              "rewrite": {"new_topic": True, "question": f"{REVENUE} (2023)", "scope": {}}})
+    seen = []
+
+    class Clarifying(IterativeRetriever):
+        def forward(self, question, doc_id=None, bucket=None, tried=None):
+            seen.append(tried)
+            if len(seen) == 1:
+                return dspy.Prediction(status="clarify", answer="", clarification=clarify["clarification"],
+                                       failed_searches=[failure], citations=[], rows=[])
+            return super().forward(question, doc_id, bucket, tried)
+
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        conversation = Conversation(small_corpus, Clarifying(small_corpus))
+        asked = conversation.turn("What was total revenue?")
+        assert asked.result.status == "clarify" and conversation.state.pending
+        turn = conversation.turn("2023")
+    (rewrite,) = calls(engine, "rewrite")
+    assert rewrite["last_outcome"] == "asked the user: Which year: 2023 or 2022?" and rewrite["turn"] == "2023"
+    assert not turn.new_topic  # a reply to a clarification is never a new topic
+    assert seen == [None, [failure]] and turn.result.status == "answer"
+    assert turn.question == f"{REVENUE} (2023)"
+    assert not conversation.state.pending and conversation.state.tried == turn.result.failed_searches
+
+
+def test_the_loop_sees_searches_that_failed_before(small_corpus):
+    failure = {"item": "What was total revenue?", "strategy": "annotations", "reason": "no row names revenue"}
+    lm, engine = scripted_lm({"read": {"calculation": {"expression": ""}, "answer": "", "sources": [],
+                                       "missing": "the year"}})
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        result = IterativeRetriever(small_corpus, max_iterations=2)(question="What was total revenue?", tried=[failure])
+    assert result.failed_searches[0] == {**failure, "sections_tried": []}
+    assert any("no row names revenue" in str(inputs) for name, inputs in engine.calls if name != "route")
+
+
+def test_commands_act_on_the_last_rows_without_an_lm_call(small_corpus, tmp_path, monkeypatch):
+    monkeypatch.setattr(programs.conversation, "ROWS_SHOWN", 1)
+    lm, engine = scripted_lm({"route": LIST_TIRES})
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        conversation = Conversation(small_corpus, export_dir=tmp_path)
+        listed = conversation.turn("Which receipts contain tires?")
+        assert listed.result.status == "answer" and [row["label"] for row in listed.rows] == ["All-season tires"]
+        before = len(engine.calls)
+        rest = conversation.turn("show the rest")
+        done = conversation.turn("show more")
+        exported = conversation.turn(f"export that table to {tmp_path / 'tires.csv'}")
+        default = conversation.turn("export it")
+    assert len(engine.calls) == before
+    assert rest.kind == "show_more" and [row["label"] for row in rest.rows] == ["Winter tires"]
+    assert rest.result.answer == "rows 2-2 of 2" and done.result.answer == "all 2 rows were shown"
+    assert exported.kind == "export" and exported.result.answer == f"2 rows written to {tmp_path / 'tires.csv'}"
+    with open(tmp_path / "tires.csv", newline="") as handle:
+        assert sorted(row["label"] for row in csv.DictReader(handle)) == ["All-season tires", "Winter tires"]
+    assert default.path == str(tmp_path / "ferret-chat-rows.csv")
+
+
+def test_show_more_without_rows_is_a_question(chat):
+    conversation, engine = chat
+    turn = conversation.turn("show more")
+    assert turn.kind == "question" and "read" in engine.steps()
+
+
+def test_a_session_resumes_after_a_restart_and_sees_only_its_own_turns(small_corpus):
+    lm, engine = scripted_lm({"read": READ_REVENUE,
+                              "rewrite": {"new_topic": False, "question": "What was total revenue in 2022?", "scope": {}}})
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        first = Conversation(small_corpus, session=True)
+        first.turn(REVENUE)
+        other = Conversation(small_corpus, session=True)
+        other.turn("How much did the valve caps cost?")
+        assert "rewrite" not in engine.steps()  # the other session's first turn is its own question
+        resumed = Conversation(small_corpus, session=first.session)  # as after a restart: state from SQLite
+        assert resumed.state.last_question == REVENUE and [t["text"] for t in resumed.history] == [REVENUE]
+        turn = resumed.turn("and in 2022?")
+    (rewrite,) = calls(engine, "rewrite")
+    assert rewrite["last_question"] == REVENUE and "valve caps" not in str(rewrite)
+    assert turn.n == 2 and turn.question == "What was total revenue in 2022?"
+    store = SessionStore(small_corpus.store.dir)
+    stored = store.turns(first.session)
+    assert [(t["n"], t["text"], t["question"]) for t in stored] == [(1, REVENUE, REVENUE),
+                                                                  (2, "and in 2022?", "What was total revenue in 2022?")]
+    assert stored[0]["result"]["citations"] and stored[0]["result"]["citations"][0]["verified"]
+    assert [t["text"] for t in store.turns(other.session)] == ["How much did the valve caps cost?"]
+    listed = {s["id"]: s for s in store.sessions()}
+    assert listed[first.session]["turns"] == 2 and listed[other.session]["first"] == "How much did the valve caps cost?"
+
+
+def test_an_unknown_session_is_named(small_corpus):
+    with pytest.raises(ValueError, match="unknown session 'nope'"):
+        Conversation(small_corpus, session="nope")
