@@ -1,4 +1,4 @@
-"""The `ferret` command: ingest, search, ask, export, demo, eval, compile, runs, bench."""
+"""The `ferret` command: ingest, search, ask, chat, export, demo, eval, compile, runs, bench."""
 from __future__ import annotations
 
 import argparse
@@ -92,6 +92,15 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--bucket")
     ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
+    chat = commands.add_parser("chat", help="a conversation: follow-ups, clarifications answered, sessions that persist")
+    chat.add_argument("--index", default=DEFAULT_INDEX)
+    chat.add_argument("--program", choices=["iterative", "oneshot", "react"], default="iterative")
+    chat.add_argument("--lm", help="LiteLLM model string, or 'local' (default; also env FERRET_LM)")
+    chat.add_argument("--max-iterations", type=_count(1, MAX_ITERATIONS), help="iterative program only (default 4)")
+    chat.add_argument("--session", help="resume this session (ids: ferret chat --list)")
+    chat.add_argument("--list", action="store_true", help="list the index's sessions")
+    chat.add_argument("--no-track", action="store_true", help="do not log the session in MLflow")
+
     export = commands.add_parser("export", help="write every row a structured answer read to a CSV file")
     export.add_argument("result", help="LAST (the last `ferret ask`) or a result JSON file written by `ask --json`")
     export.add_argument("--csv", required=True, help="the CSV file to write")
@@ -175,7 +184,7 @@ def _dataset_options(parser: argparse.ArgumentParser, datasets: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"ingest": _ingest, "search": _search, "ask": _ask, "export": _export, "demo": _demo, "eval": _eval,
+        return {"ingest": _ingest, "search": _search, "ask": _ask, "chat": _chat, "export": _export, "demo": _demo, "eval": _eval,
                 "compile": _compile, "runs": _runs, "bench": _bench}[args.command](args)
     except (ValueError, FileNotFoundError) as error:
         print(f"ferret: error: {error}", file=sys.stderr)
@@ -245,6 +254,26 @@ def _ask(args) -> int:
         print(record)
         return 0
     _print_result(result)
+    return 0
+
+
+def _chat(args) -> int:
+    from corpus.tools import Corpus
+    from programs.chat import chat, list_sessions
+    from programs.conversation import Conversation
+    from programs.lm import answering, make_lm
+    from programs.sessions import SessionStore
+
+    corpus = Corpus(args.index)
+    store = SessionStore(corpus.store.dir)
+    if args.list:
+        list_sessions(store)
+        return 0
+    if args.session:
+        store.check(args.session)  # before the model loads
+    conversation = Conversation(corpus, args.program, session=args.session or True, max_iterations=args.max_iterations)
+    with answering(make_lm(args.lm)):
+        chat(conversation, track=not args.no_track)
     return 0
 
 

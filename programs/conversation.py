@@ -83,10 +83,11 @@ class Conversation(dspy.Module):
     def turn(self, text: str) -> dspy.Prediction:
         """Answer `text` as the conversation's next turn; the state moves on (and is stored)."""
         prediction = self(turn=text, state=self.state)
-        self.state = prediction.state
+        self.state, prediction.text, prediction.n = prediction.state, text, len(self.history) + 1
         if self.store is not None:
             prediction.n = self.store.add_turn(self.session, text, prediction.kind, prediction.question,
                                                self.state.model_dump(), _stored(prediction))
+        self.history.append({"n": prediction.n, "text": text, "kind": prediction.kind, "question": prediction.question})
         return prediction
 
     def new_topic(self) -> None:

@@ -6,9 +6,12 @@ from __future__ import annotations
 import csv
 
 import dspy
+import mlflow
 import pytest
 
 import programs.conversation
+from optimizers.tracking import tracking_uri
+from programs.cli import main
 from programs.conversation import SUMMARY_CHARS, Conversation
 from programs.iterative import IterativeRetriever
 from programs.sessions import SessionStore
@@ -183,3 +186,54 @@ def test_a_session_resumes_after_a_restart_and_sees_only_its_own_turns(small_cor
 def test_an_unknown_session_is_named(small_corpus):
     with pytest.raises(ValueError, match="unknown session 'nope'"):
         Conversation(small_corpus, session="nope")
+
+
+def typed(monkeypatch, lines):
+    """The terminal's input: `lines`, then end of input."""
+    queue = iter(lines)
+
+    def read(prompt=""):
+        try:
+            return next(queue)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr("builtins.input", read)
+
+
+def test_ferret_chat_prints_citations_under_answers_keeps_commands_and_resumes(small_corpus, monkeypatch, capsys,
+                                                                             tmp_path):
+    lm, engine = scripted_lm({"read": READ_REVENUE,
+                              "rewrite": {"new_topic": False, "question": "What was total revenue in 2022?", "scope": {}}})
+    monkeypatch.setattr("programs.lm.make_lm", lambda spec=None: lm)
+    index = str(small_corpus.store.dir)
+    typed(monkeypatch, [REVENUE, "/sources", f"/export {tmp_path / 'x.csv'}", "/new", "/bogus", "/quit", "never read"])
+    assert main(["chat", "--index", index]) == 0
+    out = capsys.readouterr().out
+    session = out.split()[1]
+    answer = out[out.index("ferret> "):].splitlines()
+    assert "3,650" in answer[0] and answer[1].startswith("  [1] report.md p.1 · ") and answer[1].endswith("(verified)")
+    assert '"' in out[out.index("[1] report ·"):]  # /sources quotes the cited text
+    assert "the last answer has no rows to export" in out and "new topic: the summary and scope are cleared" in out
+    assert "unknown command /bogus" in out and not (tmp_path / "x.csv").exists()
+
+    typed(monkeypatch, ["and in 2022?"])
+    assert main(["chat", "--index", index, "--session", session]) == 0
+    out = capsys.readouterr().out
+    assert f"  1. {REVENUE}" in out and "(read as: What was total revenue in 2022?)" in out
+    assert calls(engine, "rewrite")[0]["last_question"] == REVENUE  # resumed: the state came from sessions.db
+
+    assert main(["chat", "--index", index, "--list"]) == 0
+    listed = [line for line in capsys.readouterr().out.splitlines() if line.startswith(session)]
+    assert len(listed) == 1 and "2 turns" in listed[0] and REVENUE[:40] in listed[0]
+
+    client = mlflow.MlflowClient(tracking_uri())
+    (run,) = client.search_runs([client.get_experiment_by_name("chat").experiment_id], f"params.session = '{session}'")
+    assert [m.step for m in client.get_metric_history(run.info.run_id, "answered")] == [1, 2]
+    assert [a.path for a in client.list_artifacts(run.info.run_id, "turns")] == ["turns/001.json", "turns/002.json"]
+
+
+def test_ferret_chat_names_an_unknown_session_before_the_model_loads(small_corpus, monkeypatch, capsys):
+    monkeypatch.setattr("programs.lm.make_lm", lambda spec=None: pytest.fail("the model was loaded"))
+    assert main(["chat", "--index", str(small_corpus.store.dir), "--session", "nope"]) == 2
+    assert capsys.readouterr().err.startswith("ferret: error: unknown session 'nope'")
