@@ -10,7 +10,8 @@ answers are computed from the same specs the PDFs are drawn from, and `tests/dat
 against what ferret actually parses out of the PDFs.
 
 Layout of the output (a folder holding metadata.jsonl is one bucket named after the folder):
-invoices/, datasheets/, contracts/, reports/ (PDFs + metadata.jsonl) and qa.jsonl.
+invoices/, datasheets/, contracts/, reports/ (PDFs + metadata.jsonl), qa.jsonl and the labeled
+conversations chat.jsonl (`data.sample_chat`).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from data._pdf import LINE, Document
 from data.annual_report import REPORT_ID, render_report, report_questions
+from data.sample_chat import conversations
 
 SEED = 20240115
 DEFAULT_OUT = Path(__file__).resolve().parent / "sample"
@@ -764,10 +766,12 @@ def generate(out_dir: Path) -> dict:
     questions = _interleaved(report_questions(report_marks) + _invoice_questions(invoices) + _datasheet_questions()
                              + _contract_questions(contract_marks))
     _write_jsonl(out_dir / "qa.jsonl", questions)
+    chats = conversations(questions, invoices)
+    _write_jsonl(out_dir / "chat.jsonl", chats)
     return {"invoices": len(invoices), "datasheets": len(PANEL_SPECS) + len(TRANSISTOR_SPECS),
             "contracts": len(CONTRACT_SPECS), "reports": 1, "pages": sum(pages.values()),
             "report_pages": report_pages, "line_items": sum(len(inv.items) for inv in invoices),
-            "questions": len(questions)}
+            "questions": len(questions), "conversations": len(chats), "turns": sum(len(c["turns"]) for c in chats)}
 
 
 def main(argv: list[str] | None = None) -> None:

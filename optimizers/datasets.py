@@ -21,7 +21,7 @@ import tokenize
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -208,21 +208,9 @@ def load_jsonl(path: str | Path) -> Loaded:
     _require(path, hint="give the questions' .jsonl file")
     if not path.is_file():
         raise ValueError(f"{path} is a folder: give the questions' .jsonl file")
-    examples, seen = [], set()
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = _Record.model_validate_json(line)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            where = (f"field {'.'.join(str(part) for part in error['loc'])}: " if error["loc"] else "")
-            raise ValueError(f"{path}, line {number}: {where}{error['msg']}") from None
-        identifier = str(record.id)
-        if identifier in seen:
-            raise ValueError(f"{path}, line {number}: field id: duplicate id {identifier!r}")
-        seen.add(identifier)
-        fields = dict(record.model_extra or {}, id=identifier, question=record.question, answer=record.answer,
+    examples = []
+    for _, record in _records(path, _Record):
+        fields = dict(record.model_extra or {}, id=str(record.id), question=record.question, answer=record.answer,
                       evidence=[item.label() for item in record.evidence])
         if record.doc_id:
             fields["doc_id"] = record.doc_id
@@ -232,22 +220,80 @@ def load_jsonl(path: str | Path) -> Loaded:
     return examples, []
 
 
+def _records(path: Path, model: type[BaseModel]):
+    """(line number, record) of each non-empty line of a JSONL file; a bad line or a duplicate id raises
+    ValueError naming the file, the line and the field."""
+    seen = set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = model.model_validate_json(line)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = (f"field {'.'.join(str(part) for part in error['loc'])}: " if error["loc"] else "")
+            raise ValueError(f"{path}, line {number}: {where}{error['msg']}") from None
+        if str(record.id) in seen:
+            raise ValueError(f"{path}, line {number}: field id: duplicate id {str(record.id)!r}")
+        seen.add(str(record.id))
+        yield number, record
+
+
+class _ChatTurn(BaseModel):
+    text: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    mentions: list[str] = []
+    absent: list[str] = []
+    new_topic: bool = False
+    kind: Literal["question", "show_more", "export"] = "question"
+    expected_status: Literal["answer", "clarify"] = "answer"
+    answer: str | int | float | list = ""
+    evidence: list[_Evidence] = []
+
+
+class _Chat(BaseModel):
+    id: str
+    turns: list[_ChatTurn] = Field(min_length=1)
+
+
 def load_sample(data: str | Path) -> Loaded:
     """The project's sample corpus (`data/sample`), or any folder laid out like it: `qa.jsonl` in the
     generic JSONL format, and one subfolder per bucket holding its documents and a `metadata.jsonl`.
     The bucket folders are the files to ingest (each as its bucket, with its metadata)."""
     root = Path(data)
-    questions = root / "qa.jsonl"
-    _require(questions, hint="the sample folder holds qa.jsonl and one folder per bucket")
+    _require(root / "qa.jsonl", hint="the sample folder holds qa.jsonl and one folder per bucket")
+    return load_jsonl(root / "qa.jsonl")[0], _bucket_folders(root)
+
+
+def load_sample_chat(data: str | Path) -> Loaded:
+    """The sample corpus's labeled conversations (`chat.jsonl`, see `data.sample_chat`), one example per
+    turn in order: "question" is what the user typed, "standalone" the gold rewrite, "conversation"
+    and "turn" place it (a split keeps a conversation's turns together)."""
+    root = Path(data)
+    path = root / "chat.jsonl"
+    _require(path, hint="the sample folder holds chat.jsonl and one folder per bucket")
+    examples = []
+    for _, chat in _records(path, _Chat):
+        for number, turn in enumerate(chat.turns, start=1):
+            examples.append(_example(id=f"{chat.id}/{number}", conversation=chat.id, turn=number, question=turn.text,
+                                     standalone=turn.question, mentions=turn.mentions, absent=turn.absent,
+                                     new_topic=turn.new_topic, kind=turn.kind, expected_status=turn.expected_status,
+                                     answer=turn.answer, evidence=[item.label() for item in turn.evidence]))
+    if not examples:
+        raise ValueError(f"{path}: no conversations found")
+    return examples, _bucket_folders(root)
+
+
+def _bucket_folders(root: Path) -> list[Path]:
     buckets = sorted(folder for folder in root.iterdir() if is_bucket_folder(folder))
     if not buckets:
         raise FileNotFoundError(f"no bucket folder (a folder with {BUCKET_METADATA}) in {root}")
-    return load_jsonl(questions)[0], buckets
+    return buckets
 
 
 DATASETS: dict[str, Callable[[str | Path], Loaded]] = {
     "financebench": load_financebench, "hotpotqa": load_hotpotqa, "tatqa": load_tatqa,
-    "scifact": load_scifact, "sample": load_sample, "jsonl": load_jsonl}
+    "scifact": load_scifact, "sample": load_sample, "sample-chat": load_sample_chat, "jsonl": load_jsonl}
 
 
 def load_dataset(name: str, data: str | Path) -> Loaded:
@@ -285,12 +331,13 @@ def split_of(example_id: str, fractions: tuple[float, float, float] = FRACTIONS)
 
 
 def split(examples: list, name: str, fractions: tuple[float, float, float] = FRACTIONS) -> list:
-    """The examples of one part ("train", "dev", "test"), or "all", in their original order."""
+    """The examples of one part ("train", "dev", "test"), or "all", in their original order. A
+    conversation's turns go to one part together (by the conversation's id)."""
     if name == "all":
         return list(examples)
     if name not in SPLITS:
         raise ValueError(f"unknown split {name!r}; choose {', '.join(SPLITS)} or all")
-    return [example for example in examples if split_of(example.id, fractions) == name]
+    return [example for example in examples if split_of(example.get("conversation") or example.id, fractions) == name]
 
 
 def split_ids(examples: list, name: str, fractions: tuple[float, float, float] = FRACTIONS) -> list[str]:

@@ -23,17 +23,19 @@ from tqdm import tqdm
 
 from corpus.tools import Corpus
 from optimizers.datasets import load_dataset, prepare_index, split
-from optimizers.metrics import METRICS, make_judge_metric
+from optimizers.metrics import CHAT_METRICS, METRICS, make_judge_metric
 from optimizers.retrieval import evaluate_recall
 from optimizers.tracking import STATUS_COUNTS, git_commit, metric_name, plot_runs, recent_runs, run_summaries, runs_dir, use_experiment
 from programs import load_compiled, make_program
+from programs.conversation import ChatState, Conversation
 from programs.lm import answering, make_lm
 from programs.result import as_json, error_text
 
 RUN_KEYS = ("dataset", "program", "lm", "split")
+CONVERSATIONS = ("sample-chat",)  # datasets of conversations: asked turn by turn through `Conversation`
 SETTINGS = ("max_iterations", "top_k", "context_chars", "agent_steps", "max_iters")
-TABLE_COLUMNS = ("id", "status", "accuracy", "evidence_recall@5", "citations_verified", "lm_calls",
-                 "input_tokens", "output_tokens", "seconds", "question", "gold", "answer", "reason")
+TABLE_COLUMNS = ("id", "status", "accuracy", "rewrite_accuracy", "evidence_recall@5", "citations_verified", "lm_calls",
+                 "input_tokens", "output_tokens", "seconds", "question", "rewritten", "gold", "answer", "reason")
 
 
 def default_index(dataset: str) -> Path:
@@ -55,11 +57,15 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
         raise ValueError(f"no questions in split {split_name!r} of {dataset}")
     index = Path(index) if index else default_index(dataset)
     prepare_index(files, index)
+    conversational = dataset in CONVERSATIONS
     module = make_program(program, Corpus(index), max_iterations)
     if compiled:
         load_compiled(module, compiled)
+    if conversational:
+        module = Conversation(module.corpus, module)
     model = make_lm(lm)
-    metrics = dict(METRICS, **({"accuracy": make_judge_metric(make_lm(judge_lm))} if judge_lm else {}))
+    metrics = dict(CHAT_METRICS if conversational else METRICS,
+                   **({"accuracy": make_judge_metric(make_lm(judge_lm))} if judge_lm and not conversational else {}))
     params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "lm": model.model,
               "compiled": str(compiled or ""), "compiled_sha256": _sha256(compiled) if compiled else "",
               "split": split_name, "limit": limit or "", "threads": threads, "judge_lm": judge_lm or "",
@@ -71,6 +77,8 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
         params["judge_prompt_version"] = JUDGE_PROMPT_VERSION
 
     def questions() -> Iterator[dict]:
+        if conversational:  # each turn depends on the ones before: in order, one thread
+            return run_turns(module, model, chosen, metrics, progress)
         return run_questions(module, model, chosen, metrics, threads, progress)
 
     if not track:
@@ -102,6 +110,28 @@ def run_questions(module: dspy.Module, lm: dspy.LM, examples: list[dspy.Example]
         bar.close()
 
 
+def run_turns(conversation: Conversation, lm: dspy.LM, examples: list[dspy.Example], metrics: dict[str, Callable],
+              progress: bool = False) -> Iterator[dict]:
+    """Each conversation turn's row, in order; a conversation starts from an empty state at its first
+    turn. A row is scored on the turn's result with its kind and standalone question ("rewritten"),
+    and counts the whole turn's LM calls (rewrite and summary included)."""
+    state = None
+    for example in tqdm(examples, desc="turns", unit="turn", disable=not progress):
+        if example.turn == 1 or state is None:
+            state = ChatState()
+        with answering(lm):
+            try:
+                turn = conversation(turn=example.question, state=state)
+            except Exception as error:  # a crash is a scored, counted outcome; the conversation goes on
+                yield _row(example, None, metrics, error_text(error))
+                continue
+        state = turn.state
+        scored = dspy.Prediction(**{**turn.result.toDict(), "kind": turn.kind, "rewritten": turn.question,
+                                    "lm_calls": turn.lm_calls, "tokens": turn.tokens, "seconds": turn.seconds,
+                                    "lm_seconds": turn.lm_seconds})
+        yield _row(example, scored, metrics)
+
+
 def _row(example: dspy.Example, prediction: dspy.Prediction | None, metrics: dict[str, Callable],
          error: str = "") -> dict:
     if prediction is None:
@@ -114,6 +144,7 @@ def _row(example: dspy.Example, prediction: dspy.Prediction | None, metrics: dic
             "lm_calls": prediction.lm_calls, "input_tokens": prediction.tokens["input"],
             "output_tokens": prediction.tokens["output"], "seconds": prediction.seconds,
             "lm_seconds": prediction.get("lm_seconds") or 0.0,
+            **({"rewritten": prediction.rewritten} if prediction.get("rewritten") is not None else {}),
             "result": as_json(prediction) if not error else {"error": error}}
 
 
@@ -126,7 +157,8 @@ def summarize(rows: list[dict]) -> dict:
 
     answered = [row for row in rows if row["answered"]]
     seconds, lm_seconds = sum(row["seconds"] for row in rows), sum(row["lm_seconds"] for row in rows)
-    per_question = {key: mean(key) for key in METRICS if key not in ("answered", "citations_verified")}
+    per_question = {key: mean(key) for key in CHAT_METRICS
+                    if key not in ("answered", "citations_verified") and rows and key in rows[0]}
     summary = {"n": n, **per_question, "answered_rate": mean("answered"),
                "citations_verified_rate": mean("citations_verified", answered), "error_count": sum(1 for row in rows if row["error"]),
                "avg_lm_calls": mean("lm_calls"), "avg_input_tokens": mean("input_tokens"),
@@ -196,7 +228,7 @@ def _compared_runs(run_id: str, experiment: str, most: int = 8) -> list[dict]:
 
 def write_table(rows: list[dict], path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=TABLE_COLUMNS, extrasaction="ignore")
+        writer = csv.DictWriter(handle, fieldnames=[c for c in TABLE_COLUMNS if any(c in row for row in rows)], extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
 

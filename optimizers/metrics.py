@@ -194,6 +194,23 @@ def mrr_at_10(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float
     return next((1 / rank for rank, key in enumerate(ranked, 1) if key in gold), 0.0)
 
 
+def turn_correct(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
+    """A conversation turn: a command ("show_more", "export") was read as that command and done; a
+    question was answered correctly (`answer_correct`) or ended in its expected status."""
+    if (example.get("kind") or "question") != "question":
+        return float(pred.get("kind") == example.kind and pred.get("status") == "answer")
+    return float(pred.get("kind") == "question") * answer_correct(example, pred)
+
+
+def rewrite_correct(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
+    """1.0 when the turn's standalone question names every word group of the gold `mentions` (the
+    company, document, metric and year a follow-up leaves out) and none of `absent` (a topic left
+    behind), case-insensitively."""
+    question = (pred.get("rewritten") or "").lower()
+    return float(all(word.lower() in question for word in example.get("mentions") or [])
+                 and not any(word.lower() in question for word in example.get("absent") or []))
+
+
 METRICS: dict[str, Callable[..., float]] = {
     "accuracy": answer_correct,
     "exact_match": exact_match,
@@ -266,3 +283,6 @@ def feedback_metric(example: dspy.Example, pred: dspy.Prediction, trace=None, pr
 
 def _format(number: float) -> str:
     return f"{number:,.0f}" if number == int(number) else f"{number:,.6g}"
+
+# A conversation's turns (`ferret eval --dataset sample-chat`): accuracy is the turn's, commands included.
+CHAT_METRICS: dict[str, Callable[..., float]] = {**METRICS, "accuracy": turn_correct, "rewrite_accuracy": rewrite_correct}

@@ -25,7 +25,7 @@ import dspy
 from pydantic import BaseModel, Field
 
 from corpus.tools import Corpus
-from programs.result import as_json, error_text
+from programs.result import as_json, error_text, measured
 from programs.sessions import SessionStore
 from programs.structured import export_rows
 from signatures import RewriteTurn, UpdateSummary
@@ -95,7 +95,11 @@ class Conversation(dspy.Module):
         self.state = ChatState()
 
     def forward(self, turn: str, state: ChatState | None = None) -> dspy.Prediction:
-        state = state or ChatState()
+        """The turn's reading (kind, standalone question, scope), its result and the state after it,
+        with the LM calls, tokens and seconds of the whole turn (rewrite and summary included)."""
+        return measured(lambda: self._turn(turn, state or ChatState()))
+
+    def _turn(self, turn: str, state: ChatState) -> dspy.Prediction:
         if state.rows and _SHOW_MORE.search(turn):
             return self._show_more(turn, state)
         if state.rows and _EXPORT.search(turn):
@@ -158,7 +162,8 @@ class Conversation(dspy.Module):
                              answer=f"{written['rows']} rows written to {written['path']}")
 
     def _command(self, kind: str, turn: str, state: ChatState, after: ChatState, answer: str, rows=(), path=""):
-        result = dspy.Prediction(status="answer", answer=answer, citations=[], rows=list(rows))
+        result = dspy.Prediction(status="answer", answer=answer, citations=[], citations_verified=False, evidence=[],
+                                 rows=list(rows))
         return dspy.Prediction(kind=kind, question=state.last_question, new_topic=False,
                                scope=state.scope.model_dump(), result=result, rows=list(rows), state=after,
                                path=path, rewrite_error="")

@@ -72,8 +72,8 @@ def test_scifact_train_claims(scifact):
 
 
 def test_load_dataset_names_and_missing_paths(tmp_path):
-    assert set(DATASETS) == {"financebench", "hotpotqa", "tatqa", "scifact", "sample", "jsonl"}
-    with pytest.raises(ValueError, match="financebench, hotpotqa, tatqa, scifact, sample, jsonl"):
+    assert set(DATASETS) == {"financebench", "hotpotqa", "tatqa", "scifact", "sample", "sample-chat", "jsonl"}
+    with pytest.raises(ValueError, match="financebench, hotpotqa, tatqa, scifact, sample, sample-chat, jsonl"):
         load_dataset("squad", tmp_path)
     with pytest.raises(FileNotFoundError, match="nowhere"):
         load_dataset("tatqa", tmp_path / "nowhere")

@@ -4,16 +4,21 @@ sessions persist in SQLite beside the index, each seeing only its own turns."""
 from __future__ import annotations
 
 import csv
+import json
 
 import dspy
 import mlflow
 import pytest
 
+import optimizers.evaluate
 import programs.conversation
+from optimizers.datasets import load_dataset, split
+from optimizers.metrics import rewrite_correct, turn_correct
 from optimizers.tracking import tracking_uri
 from programs.cli import main
 from programs.conversation import SUMMARY_CHARS, Conversation
 from programs.iterative import IterativeRetriever
+from programs.paths import SAMPLE
 from programs.sessions import SessionStore
 from tests.fakes import scripted_lm
 
@@ -237,3 +242,53 @@ def test_ferret_chat_names_an_unknown_session_before_the_model_loads(small_corpu
     monkeypatch.setattr("programs.lm.make_lm", lambda spec=None: pytest.fail("the model was loaded"))
     assert main(["chat", "--index", str(small_corpus.store.dir), "--session", "nope"]) == 2
     assert capsys.readouterr().err.startswith("ferret: error: unknown session 'nope'")
+
+
+def test_the_sample_conversations_cover_each_behaviour_and_keep_a_conversation_in_one_split():
+    examples, folders = load_dataset("sample-chat", SAMPLE)
+    conversations = {example.conversation for example in examples}
+    assert len(conversations) >= 8 and len(examples) >= 30 and {f.name for f in folders} >= {"invoices", "reports"}
+    later = [example for example in examples if example.turn > 1]
+    assert {"show_more", "export"} <= {example.kind for example in examples}
+    assert any(example.expected_status == "clarify" for example in examples)  # then answered by the next turn
+    assert any(example.new_topic for example in later) and any(example.absent for example in later)
+    assert sum(1 for example in later if example.question != example.standalone) >= 15  # follow-ups to rewrite
+    for part in ("train", "dev", "test"):
+        for example in split(examples, part):
+            assert all(other in split(examples, part) for other in examples if other.conversation == example.conversation)
+
+
+def test_the_turn_metrics():
+    follow_up = dspy.Example(kind="question", mentions=["Northwind", "total assets", "2023"], absent=["2022"],
+                             expected_status="answer", answer="$1,959.3 million")
+    read = dspy.Prediction(kind="question", status="answer", answer="$1,959.3 million",
+                           rewritten="What were Northwind's total assets at the end of 2023?")
+    assert rewrite_correct(follow_up, read) == 1.0 and turn_correct(follow_up, read) == 1.0
+    assert rewrite_correct(follow_up, dspy.Prediction(rewritten="And its total assets at the end of that year?")) == 0.0
+    assert rewrite_correct(follow_up, dspy.Prediction(rewritten="Northwind total assets 2023 vs 2022")) == 0.0
+    rest = dspy.Example(kind="show_more", mentions=[], absent=[])
+    assert turn_correct(rest, dspy.Prediction(kind="show_more", status="answer")) == 1.0
+    assert turn_correct(rest, dspy.Prediction(kind="question", status="answer", answer="x")) == 0.0
+
+
+def test_ferret_eval_sample_chat_reports_turn_and_rewrite_accuracy(sample_index, monkeypatch, capsys):
+    """The scripted rewrite reads each follow-up as its gold question; the scripted read answers nothing."""
+    examples, _ = load_dataset("sample-chat", SAMPLE)
+    gold = {example.question: example.standalone for example in examples}
+    lm, engine = scripted_lm({"rewrite": lambda inputs: {"new_topic": False, "question": gold[inputs["turn"]],
+                                                         "scope": {}}})
+    monkeypatch.setattr(optimizers.evaluate, "make_lm", lambda spec=None: lm)
+    assert main(["eval", "--dataset", "sample-chat", "--data", str(SAMPLE), "--index", str(sample_index),
+                 "--split", "all", "--limit", "7", "--max-iterations", "1", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["dataset"] == "sample-chat" and summary["n"] == 7
+    assert summary["rewrite_accuracy"] == 1.0  # the gold rewrites name every mention
+    assert [inputs["turn"] for name, inputs in engine.calls if name == "rewrite"] == [
+        example.question for example in examples[:7] if example.turn > 1]
+    client = mlflow.MlflowClient(tracking_uri())
+    path = client.download_artifacts(summary["mlflow_run_id"], "results.csv")
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["rewritten"] for row in rows] == [example.standalone for example in examples[:7]]
+    assert [row["id"] for row in rows] == [example.id for example in examples[:7]]
+    assert {row["status"] for row in rows} == {"fail"} and summary["accuracy"] == 0.0  # the read found nothing
