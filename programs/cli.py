@@ -196,12 +196,18 @@ def _ingest(args) -> int:
     from corpus.pdf import IngestError
 
     try:
-        report = ingest(args.paths, args.index, bucket=args.bucket, metadata_file=args.metadata,
-                        id_prefix=args.id_prefix, embedder=args.embedder, workers=args.workers,
-                        progress=not args.json and sys.stderr.isatty())
+        with _sigterm_as_interrupt():
+            report = ingest(args.paths, args.index, bucket=args.bucket, metadata_file=args.metadata,
+                            id_prefix=args.id_prefix, embedder=args.embedder, workers=args.workers,
+                            progress=not args.json and sys.stderr.isatty())
     except IngestError as error:  # bad --metadata: nothing was touched
         print(f"ferret: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as interrupt:  # the batch commits as one: the index is as it was
+        print(f"ferret: {interrupt or 'ingest interrupted'}: no document of this batch was added, the index is as "
+              "it was; the segment vectors embedded so far are kept, and the same command again skips them",
+              file=sys.stderr)
+        return 130
     for error in report.errors:
         print(f"error: {error}", file=sys.stderr)
     if args.json:
@@ -315,7 +321,7 @@ def _print_step(step: dict) -> None:
 
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """`kill` and job schedulers (SIGTERM) stop an eval or a compile as Ctrl-C does, keeping its work."""
+    """`kill` and job schedulers (SIGTERM) stop an ingest, an eval or a compile as Ctrl-C does, keeping its work."""
     def interrupt(signum, frame):
         raise KeyboardInterrupt(f"stopped by signal {signal.Signals(signum).name}")
 

@@ -16,6 +16,7 @@ from corpus.pdf import IngestError
 from corpus.store import Store
 from corpus.tools import Corpus
 from tests.conftest import INDEX_PDFS, SHARED_DATA, shared
+from tests.fakes import sigterm_left_to_ferret, stop_with_sigterm
 
 
 def test_page_counts_equal_pypdf(real_corpus, pdf):
@@ -145,6 +146,37 @@ def test_crash_mid_ingest_leaves_previous_index_intact(tmp_path, monkeypatch):
     assert [row[0] for row in corpus.store.conn.execute("SELECT doc_id FROM documents")] == ["a"]
     assert ingest([second], index).added == ["b"]
     assert Corpus(index).search_text("batteries")[0]["doc_id"] == "b"
+
+
+def test_a_stopped_ferret_ingest_says_what_it_kept_and_the_rerun_does_not_embed_again(tmp_path, monkeypatch, capsys):
+    from programs.cli import main
+
+    first, second = tmp_path / "a.md", tmp_path / "b.md"
+    first.write_text("# Alpha\n\nPhotovoltaic panels from Helios.")
+    second.write_text("# Beta\n\nLead-acid batteries from Volta.")
+    index = tmp_path / "index"
+    ingest([first], index)
+    monkeypatch.setattr(ingest_module, "build_generation", lambda *args, **kwargs: stop_with_sigterm("ingest"))
+    with sigterm_left_to_ferret():
+        assert main(["ingest", str(second), "--index", str(index)]) == 130
+    assert capsys.readouterr().err == (
+        "ferret: stopped by signal SIGTERM: no document of this batch was added, the index is as it was; the segment "
+        "vectors embedded so far are kept, and the same command again skips them\n")
+    monkeypatch.undo()
+    assert [row[0] for row in Corpus(index).store.conn.execute("SELECT doc_id FROM documents")] == ["a"]
+
+    embedder, embedded = ingest_module.get_embedder(), []
+
+    class Counting:
+        name = embedder.name
+
+        def __call__(self, texts):
+            embedded.extend(texts)
+            return embedder(texts)
+
+    monkeypatch.setattr(ingest_module, "get_embedder", lambda spec=None: Counting())
+    assert main(["ingest", str(second), "--index", str(index)]) == 0
+    assert embedded == [] and Corpus(index).search_text("batteries")[0]["doc_id"] == "b"
 
 
 def test_metadata_is_typed_per_bucket_and_filters_search(tmp_path):
