@@ -54,7 +54,11 @@ def chat(conversation: Conversation, read: Callable[[str], str] = input, track: 
             elif text.startswith("/"):
                 print(f"unknown command {text.split()[0]}; {HELP}")
             else:
-                last = _answer(conversation, text)
+                try:
+                    last = _answer(conversation, text)
+                except ValueError as error:  # a turn the program refuses (too long, ...): say so, go on
+                    print(f"\r\033[Kferret: error: {error}")
+                    continue
                 log_turn(last)
 
 

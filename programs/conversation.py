@@ -18,6 +18,7 @@ the state and, with a session, stores every turn in SQLite beside the index (`pr
 """
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 
@@ -176,8 +177,6 @@ def _carried(last: TurnScope, read: TurnScope) -> TurnScope:
 
 
 def _takes_tried(program: dspy.Module) -> bool:
-    import inspect
-
     return "tried" in inspect.signature(program.forward).parameters
 
 

@@ -212,7 +212,8 @@ def test_ferret_chat_prints_citations_under_answers_keeps_commands_and_resumes(s
                               "rewrite": {"new_topic": False, "question": "What was total revenue in 2022?", "scope": {}}})
     monkeypatch.setattr("programs.lm.make_lm", lambda spec=None: lm)
     index = str(small_corpus.store.dir)
-    typed(monkeypatch, [REVENUE, "/sources", f"/export {tmp_path / 'x.csv'}", "/new", "/bogus", "/quit", "never read"])
+    typed(monkeypatch, [REVENUE, "/sources", f"/export {tmp_path / 'x.csv'}", "/new", "/bogus", "why? " * 1000, "/quit",
+                        "never read"])
     assert main(["chat", "--index", index]) == 0
     out = capsys.readouterr().out
     session = out.split()[1]
@@ -221,6 +222,7 @@ def test_ferret_chat_prints_citations_under_answers_keeps_commands_and_resumes(s
     assert '"' in out[out.index("[1] report ·"):]  # /sources quotes the cited text
     assert "the last answer has no rows to export" in out and "new topic: the summary and scope are cleared" in out
     assert "unknown command /bogus" in out and not (tmp_path / "x.csv").exists()
+    assert "ferret: error: question of 4,999 characters: at most 4,000" in out  # refused, and the chat went on
 
     typed(monkeypatch, ["and in 2022?"])
     assert main(["chat", "--index", index, "--session", session]) == 0
