@@ -340,18 +340,34 @@ def check_model(spec: str) -> None:
                          "string such as openai/gpt-4o-mini or ollama_chat/qwen2.5.") from None
 
 
-def make_lm(spec: str | None = None, **kwargs) -> dspy.LM:
-    """A dspy.LM for `spec`: "local" (the embedded model) or any LiteLLM model string.
+def check_gguf(path: str) -> str:
+    """`path` if it is a GGUF model file; else ValueError naming it."""
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+    except OSError as error:
+        raise ValueError(f"LM 'local:{path}': {error.strerror or error}") from None
+    if magic != b"GGUF":
+        raise ValueError(f"LM 'local:{path}' is not a GGUF model file (it does not start with GGUF)")
+    return path
 
-    `spec` defaults to env `FERRET_LM`, then "local". The embedded model defaults to temperature 0,
+
+def make_lm(spec: str | None = None, **kwargs) -> dspy.LM:
+    """A dspy.LM for `spec`: "local" (the embedded model), "local:PATH" (any GGUF chat model file, run
+    in-process the same way) or any LiteLLM model string.
+
+    `spec` defaults to env `FERRET_LM`, then "local". The in-process models default to temperature 0,
     max_tokens 512 and no response cache; keyword arguments override these and go to dspy.LM.
     """
     spec = spec or os.environ.get("FERRET_LM") or "local"
-    if spec != "local":
-        check_model(spec)
-        return dspy.LM(spec, **kwargs)
     options = {"temperature": 0.0, "max_tokens": LOCAL_MAX_TOKENS, "cache": False, **kwargs}
-    return dspy.LM(LOCAL_MODEL, engine=shared_engine(), **options)
+    if spec == "local":
+        return dspy.LM(LOCAL_MODEL, engine=shared_engine(), **options)
+    if spec.startswith("local:"):
+        path = check_gguf(spec.removeprefix("local:"))
+        return dspy.LM(f"local/{Path(path).stem}", engine=shared_engine(path), **options)
+    check_model(spec)
+    return dspy.LM(spec, **kwargs)
 
 
 def answering(lm: dspy.LM):

@@ -6,6 +6,7 @@ import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
+from pathlib import Path
 
 import dspy
 import pytest
@@ -167,6 +168,19 @@ def test_make_lm_passes_other_specs_to_dspy(monkeypatch):
     assert make_lm("openai/gpt-4o-mini").model == "openai/gpt-4o-mini"
     monkeypatch.setenv("FERRET_LM", "ollama_chat/qwen2.5")
     assert make_lm().model == "ollama_chat/qwen2.5"
+
+
+def test_local_path_runs_any_gguf_file_in_process_and_names_a_bad_one(local_lm, tmp_path):
+    path = local_lm.engine.model_path or str(model_path())
+    lm = make_lm(f"local:{path}", max_tokens=32)
+    assert lm.model == f"local/{Path(path).stem}" and lm.engine.model_path == path
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        assert dspy.Predict(Add)(a=2, b=3).number == 5  # the same weights, loaded by path
+    (tmp_path / "notes.gguf").write_text("not a model")
+    with pytest.raises(ValueError, match=r"local:.*notes.gguf' is not a GGUF model file"):
+        make_lm(f"local:{tmp_path / 'notes.gguf'}")
+    with pytest.raises(ValueError, match=r"local:.*missing.gguf': No such file or directory"):
+        make_lm(f"local:{tmp_path / 'missing.gguf'}")
 
 
 def spy_requests(engine, monkeypatch) -> list[Request]:
