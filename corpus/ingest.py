@@ -142,7 +142,6 @@ def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, 
                   workers: int | None, progress: bool, report: IngestReport, clock: float) -> None:
     """The ingest proper, under the lock: classify, parse, segment, embed, then commit one generation."""
     spec = _embedder_spec(store, embedder)
-    model = get_embedder(spec)
     existing = store.documents()
     documents, pending, info_updates = [], [], []
     for path in files:
@@ -178,15 +177,17 @@ def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, 
         report.annotations += len(doc.annotations)
     report.seconds["segment"] = time.perf_counter() - clock
 
+    if not (documents or info_updates):  # nothing new: the embedder (seconds to load) is not loaded
+        return
     clock = time.perf_counter()
+    model = get_embedder(spec)
     texts = {content_hash(s.text): s.text for doc, _, _ in documents for s in doc.segments}
     texts.update({content_hash(a.label): a.label for doc, _, _ in documents for a in doc.annotations})
     _embed_missing(store, model, texts, progress)
     report.seconds["embed"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    if documents or info_updates:
-        _commit(store, spec, model.name, bucket, documents, info_updates, xrefs, existing, report)
+    _commit(store, spec, model.name, bucket, documents, info_updates, xrefs, existing, report)
     report.seconds["index"] = time.perf_counter() - clock
 
 

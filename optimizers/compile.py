@@ -43,7 +43,6 @@ from datetime import datetime
 from pathlib import Path
 
 import dspy
-import mlflow
 from dspy.utils.callback import BaseCallback
 
 from corpus.tools import Corpus
@@ -162,6 +161,8 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
         return evaluate(dataset, data, index, program, lm, compiled, "dev", val, threads, progress=progress,
                         track=track)
 
+    import mlflow  # here, not at import: a bad --data is named before MLflow's seconds of loading
+
     with _parent_run(params, track, out) as parent:
         before = score(None)
         if parent is not None:
@@ -206,6 +207,8 @@ def _parent_run(params: dict, track: bool, out: Path) -> Iterator:
     if not track:
         yield None
         return
+    import mlflow
+
     use_experiment(params["dataset"])
     with mlflow.start_run(run_name=f"{params['program']}-{params['optimizer']}") as run:
         mlflow.set_tag("kind", "compile")
@@ -248,6 +251,8 @@ def _candidate_runs(track: bool) -> Iterator[None]:
     if not track:
         yield
         return
+    import mlflow
+
     mlflow.dspy.autolog(log_compiles=True, log_evals=True, silent=True)
     try:
         yield
@@ -296,6 +301,8 @@ def save_program(module: dspy.Module, path: Path) -> None:
 def _end_interrupted(parent_id: str, out: Path) -> None:
     """End the runs still open inside the compile's run, then that run, as KILLED, with the program
     saved at the interruption attached."""
+    import mlflow
+
     while (active := mlflow.active_run()) is not None and active.info.run_id != parent_id:
         mlflow.end_run("KILLED")
     mlflow.set_tag("interrupted", "KeyboardInterrupt")

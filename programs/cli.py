@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
 from collections.abc import Iterator
@@ -53,6 +54,13 @@ def _words(text: str) -> str:
     """An argparse type: text with something in it (a question, a query)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"{text!r} is empty")
+    return text
+
+
+def _run_id(text: str) -> str:
+    """An argparse type: an MLflow run id (32 hex digits), checked before the store is opened."""
+    if not re.fullmatch(r"[0-9a-f]{32}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an MLflow run id (32 hex digits, as `ferret runs list` shows)")
     return text
 
 
@@ -149,7 +157,7 @@ def _parser() -> argparse.ArgumentParser:
     runs_list.add_argument("--experiment", help="one experiment (dataset) only")
     runs_list.add_argument("--limit", type=_count(1, MAX_QUESTIONS), default=20)
     runs_compare = runs_commands.add_parser("compare", help="params and metrics of runs side by side")
-    runs_compare.add_argument("run_ids", nargs="+")
+    runs_compare.add_argument("run_ids", nargs="+", type=_run_id)
     runs_compare.add_argument("--plot", help="also write the accuracy/tokens and outcome plot to this PNG")
     runs_compare.add_argument("--json", action="store_true")
 

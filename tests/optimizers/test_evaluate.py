@@ -83,7 +83,11 @@ def test_runs_compare_puts_runs_side_by_side_and_plots_them(runs, capsys, tmp_pa
     accuracy = next(line.split() for line in table if line.startswith("accuracy "))
     assert accuracy[1:] == ["0.3333", "1"]  # three questions, one right; then only the first
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert main(["runs", "compare", "no-such-run"]) == 2
+    with pytest.raises(SystemExit) as refused:  # not an id: refused before the store opens
+        main(["runs", "compare", "no-such-run"])
+    assert refused.value.code == 2 and "'no-such-run' is not an MLflow run id" in capsys.readouterr().err
+    assert main(["runs", "compare", "0" * 32]) == 2  # an id no run has
+    assert f"no run '{'0' * 32}'" in capsys.readouterr().err
 
 
 def test_a_crashing_question_is_counted_not_fatal(runs):

@@ -115,12 +115,24 @@ def test_an_lm_string_litellm_cannot_route_is_named_before_any_question(capsys, 
     ["ask", "What was total revenue?", "--doc", "nope"],
     ["ask", "What was total revenue?", "--bucket", "nope"],
     ["eval", "--dataset", "tatqa", "--data", "no-such-folder"],
+    ["compile", "--dataset", "tatqa", "--data", "no-such-folder", "--optimizer", "bootstrap"],
 ])
 def test_bad_input_is_refused_before_torch_mlflow_or_litellm_load(argv, small_corpus):
     """Those imports cost seconds each: a refusal that needs none of them comes at once."""
-    script = ("import sys\nfrom programs.cli import main\ncode = main(sys.argv[1:])\n"
-              "print(code, *sorted(m for m in ('torch', 'mlflow', 'litellm') if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", script, *argv, "--index", str(small_corpus.store.dir)],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    done = _run_cli(argv + ["--index", str(small_corpus.store.dir)])
     assert done.stdout.split() == ["2"], done.stdout + done.stderr
     assert done.stderr.startswith("ferret: error: ") and done.stderr.count("\n") == 1
+
+
+def test_an_ingest_of_only_bad_files_does_not_load_the_embedder(tmp_path):
+    (tmp_path / "fake.pdf").write_text("not a pdf")
+    done = _run_cli(["ingest", str(tmp_path / "fake.pdf"), "--index", str(tmp_path / "index")])
+    assert done.stdout.splitlines()[-1] == "1", done.stdout + done.stderr  # exit code 1, and no torch loaded
+    assert "fake.pdf: not a PDF" in done.stderr
+
+
+def _run_cli(argv: list[str]) -> subprocess.CompletedProcess:
+    """`ferret ARGV` in a fresh interpreter; prints the exit code, then which heavy modules it imported."""
+    script = ("import sys\nfrom programs.cli import main\ncode = main(sys.argv[1:])\n"
+              "print(code, *sorted(m for m in ('torch', 'mlflow', 'litellm') if m in sys.modules))")
+    return subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, cwd=REPO, timeout=120)
