@@ -266,3 +266,16 @@ def test_a_step_is_useful_when_it_did_its_job(small_corpus):
                            dspy.Prediction(decision={**reading, "entities": ["counterparty"]}))
     assert not useful_step(program.route, overview, dspy.Prediction(decision={**reading, "buckets": ["contracts"]}))
     assert useful_step(program.evaluate, overview, dspy.Prediction(answered=False))
+
+
+def test_the_teacher_reads_labeled_train_questions_and_the_compiled_program_none(scripted, tmp_path, monkeypatch):
+    """Untaught, the program answers only the train question about total revenue. The teacher, with two
+    labeled train questions in each step's prompt, answers the others too, so the light budget's two
+    demos are bootstrapped; the compiled program holds those, not the labeled questions."""
+    qa, corpus, lm, engine = scripted
+    monkeypatch.setitem(optimizers.compile.BUDGETS, "bootstrap", BUDGETS["bootstrap"])
+    compile_program("jsonl", qa, "bootstrap", index=corpus.store.dir, out=tmp_path / "taught.json", track=False)
+    synthesis = saved_state(tmp_path / "taught.json")["synthesize.predict"]["demos"]
+    assert len(synthesis) == 2 and all(demo["augmented"] for demo in synthesis)
+    assert {demo["question"] for demo in synthesis} == {"What was total revenue in 2022?",
+                                                        "What was Enterprise segment revenue in 2023?"}
