@@ -27,8 +27,9 @@ def list_sessions(store) -> None:
         print(f"no sessions in {store.path}")
 
 
-def chat(conversation: Conversation, read: Callable[[str], str] = input, track: bool = True) -> None:
-    """Read turns until /quit or end of input; answer each with `conversation`."""
+def chat(conversation: Conversation, read: Callable[[str], str] | None = None, track: bool = True) -> None:
+    """Read turns (from `read`, default `input`) until /quit or end of input; answer each with `conversation`."""
+    read = read or input
     print(f"session {conversation.session} (resume: ferret chat --session {conversation.session}) · {HELP}")
     for turn in conversation.history:
         print(f"  {turn['n']}. {turn['text']}")

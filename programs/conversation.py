@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from itertools import dropwhile as _dropwhile
 from pathlib import Path
 
 import dspy
@@ -38,6 +39,18 @@ _SHOW_MORE = re.compile(r"^\W*(?:(?:please\s+)?(?:show|list|give|see|print)\b.*\
                         r"|(?:more|next|the rest)\W*$)", re.IGNORECASE)
 _EXPORT = re.compile(r"\bexport\b|\bsave\b.*\bcsv\b", re.IGNORECASE)
 _CSV_PATH = re.compile(r"(\S+\.csv)\b", re.IGNORECASE)
+_SAYS_NEW = re.compile(r"\b(?:new (?:question|topic)|different (?:question|topic)|another topic|unrelated)\b", re.I)
+_REFERS_BACK = re.compile(r"^\W*(?:and|what about|how about)\b|\b(?:it|its|they|their|them|then|that year|that date|"
+                          r"the same|those|these)\b", re.IGNORECASE)
+_PRONOUN = re.compile(r"\b(?:it|its|they|their|them|that|this|those|these)\b", re.IGNORECASE)
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+# A name: a capitalized word or run of them ("Redline Tire & Wheel"), or an id with capitals and digits ("SP-410")
+_NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:&\s+)?[A-Z][\w'-]*)*")
+_QUESTION_WORDS = {"What", "How", "Which", "When", "Where", "Who", "Why", "Does", "Did", "Is", "Are", "Was", "Were",
+                   "And", "In", "Under", "The", "Of", "For"}
+_WORD = re.compile(r"[A-Za-z][\w-]{3,}|\d[\w.,-]*")
+_STOP = {"what", "about", "which", "that", "this", "those", "these", "then", "their", "there", "with", "from", "have",
+         "does", "were", "much", "many", "year", "date", "same", "also", "please", "show", "tell", "give"}
 
 
 class ChatState(BaseModel):
@@ -111,14 +124,19 @@ class Conversation(dspy.Module):
     def _ask(self, turn: str, state: ChatState) -> dspy.Prediction:
         question, new_topic, scope, rewrite_error = turn, True, TurnScope(), ""
         if state.last_question:
+            read = None
             try:
                 read = self.rewrite(summary=state.summary, last_question=state.last_question,
                                     last_outcome=state.last_outcome, turn=turn)
-                new_topic = bool(read.new_topic) and not state.pending
-                question = read.question.strip() or turn
-                scope = read.scope if new_topic else _carried(state.scope, read.scope)
-            except Exception as error:  # a malformed rewrite: the turn is asked as it is
+            except Exception as error:  # a malformed rewrite: resolved in code below
                 rewrite_error = error_text(error)
+            new_topic = is_new_topic(turn, bool(read and read.new_topic)) and not state.pending
+            if not new_topic:
+                written = (read.question if read else "").strip()
+                question = written if keeps_turn(written, turn, state.last_question) else resolve(turn, state)
+                scope = _carried(state.scope, read.scope if read else TurnScope())
+            elif read is not None:
+                scope = read.scope
         scope = self._known(scope)
         tried = state.tried if state.pending and not new_topic else []
         result = self.program(question=question, doc_id=scope.doc_id or None, bucket=scope.bucket or None,
@@ -168,6 +186,38 @@ class Conversation(dspy.Module):
         return dspy.Prediction(kind=kind, question=state.last_question, new_topic=False,
                                scope=state.scope.model_dump(), result=result, rows=list(rows), state=after,
                                path=path, rewrite_error="")
+
+
+def is_new_topic(turn: str, read_as_new: bool) -> bool:
+    """A turn that says so ("New question: ...") starts a new topic; one that refers back ("its", "that
+    year", "And ...?") does not, whatever the rewrite said (the embedded model calls most follow-ups new)."""
+    if _SAYS_NEW.search(turn):
+        return True
+    return read_as_new and not _REFERS_BACK.search(turn)
+
+
+def keeps_turn(question: str, turn: str, last_question: str) -> bool:
+    """Whether a rewritten question keeps what the turn adds: every content word of the turn, and it is
+    not the last question again (the embedded model often copies that, or the summary)."""
+    words = {word.lower() for word in _WORD.findall(turn)} - _STOP
+    said = question.lower()
+    return bool(question) and question.strip() != last_question.strip() and all(word in said for word in words)
+
+
+def resolve(turn: str, state: ChatState) -> str:
+    """The turn made standalone in code: a reply to a clarification is added to the pending question;
+    otherwise the last question's years (when the turn names none) and, when the turn says "it", "its",
+    "they"..., its names are added in parentheses."""
+    last = state.last_question
+    if state.pending:
+        return f"{last.rstrip(' ?.')} ({turn.strip()})"
+    context = [] if _YEAR.search(turn) else _YEAR.findall(last)
+    if _PRONOUN.search(turn):
+        names = (" ".join(_dropwhile(_QUESTION_WORDS.__contains__, name.split())).removesuffix("'s")
+                 for name in _NAME.findall(last))
+        context += [name for name in names if name and name.lower() not in turn.lower()]
+    context = list(dict.fromkeys(context))
+    return f"{turn.strip()} ({', '.join(context)})" if context else turn
 
 
 def _carried(last: TurnScope, read: TurnScope) -> TurnScope:

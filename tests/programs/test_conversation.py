@@ -16,7 +16,7 @@ from optimizers.datasets import load_dataset, split
 from optimizers.metrics import rewrite_correct, turn_correct
 from optimizers.tracking import tracking_uri
 from programs.cli import main
-from programs.conversation import SUMMARY_CHARS, Conversation
+from programs.conversation import SUMMARY_CHARS, ChatState, Conversation, is_new_topic, keeps_turn, resolve
 from programs.iterative import IterativeRetriever
 from programs.paths import SAMPLE
 from programs.sessions import SessionStore
@@ -294,3 +294,31 @@ def test_ferret_eval_sample_chat_reports_turn_and_rewrite_accuracy(sample_index,
     assert [row["rewritten"] for row in rows] == [example.standalone for example in examples[:7]]
     assert [row["id"] for row in rows] == [example.id for example in examples[:7]]
     assert {row["status"] for row in rows} == {"fail"} and summary["accuracy"] == 0.0  # the read found nothing
+
+
+@pytest.mark.parametrize("written, standalone", [
+    (REVENUE, "How many employees did it have then? (2023)"),  # the last question copied: resolved in code
+    ("", "How many employees did it have then? (2023)"),  # nothing written
+    ("How many employees did the company have in 2023?", "How many employees did the company have in 2023?"),
+])
+def test_a_rewrite_that_drops_what_the_turn_adds_is_resolved_in_code(chat, written, standalone):
+    conversation, engine = chat
+    engine.script["rewrite"] = [{"new_topic": True, "question": written, "scope": {}}]
+    conversation.turn(REVENUE)
+    turn = conversation.turn("How many employees did it have then?")
+    assert not turn.new_topic  # "it", "then": the turn refers back, whatever the rewrite says
+    assert turn.question == standalone and calls(engine, "read")[-1]["question"] == standalone
+
+
+def test_the_code_rewrite_carries_years_and_names_and_a_clarification():
+    last = ChatState(last_question="What was Northwind's net income for 2023?")
+    assert resolve("And its total assets?", last) == "And its total assets? (2023, Northwind)"
+    assert resolve("And in 2022?", last) == "And in 2022?"  # the turn names its year
+    pending = ChatState(last_question="What was the total of the Redline invoice?", pending=True)
+    assert resolve("The one numbered RTW-23-0600.", pending) == \
+        "What was the total of the Redline invoice (The one numbered RTW-23-0600.)"
+    assert is_new_topic("New question: how wide is the SP-540?", False)
+    assert not is_new_topic("And what were its capital expenditures?", True)
+    assert is_new_topic("How wide is the SP-540?", True) and not is_new_topic("How wide is the SP-540?", False)
+    assert not keeps_turn("What was Northwind's net income for 2023?", "And its total assets?",
+                          "What was Northwind's net income for 2023?")
