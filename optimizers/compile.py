@@ -48,7 +48,7 @@ from dspy.utils.callback import BaseCallback
 from corpus.tools import Corpus
 from optimizers.datasets import load_dataset, prepare_index, split
 from optimizers.demos import keep_uncompiled_demos, useful_steps
-from optimizers.evaluate import default_index, evaluate
+from optimizers.evaluate import CONVERSATIONS, default_index, evaluate
 from optimizers.metrics import answer_correct, feedback_metric
 from optimizers.tracking import git_commit, runs_dir, use_experiment
 from programs import make_program
@@ -197,6 +197,10 @@ def _examples(dataset: str, data: str | Path, train: int | None,
               val: int | None) -> tuple[list[dspy.Example], list[dspy.Example], list[Path]]:
     """The first `train` train and `val` dev examples, whose inputs are what the programs take: the
     question, and its document when the dataset names one."""
+    if dataset in CONVERSATIONS:
+        raise ValueError(f"{dataset} is a set of conversations: `ferret eval` runs it; `ferret compile` compiles the "
+                         "programs on question sets (a Conversation is a dspy.Module: compile it from Python, with "
+                         "examples of (turn, state))")
     examples, files = load_dataset(dataset, data)
     if not any(str(example.answer).strip() for example in examples):
         raise ValueError(f"{dataset} has no gold answers: it is retrieval-only and cannot be compiled against")

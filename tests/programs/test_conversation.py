@@ -322,3 +322,25 @@ def test_the_code_rewrite_carries_years_and_names_and_a_clarification():
     assert is_new_topic("How wide is the SP-540?", True) and not is_new_topic("How wide is the SP-540?", False)
     assert not keeps_turn("What was Northwind's net income for 2023?", "And its total assets?",
                           "What was Northwind's net income for 2023?")
+
+
+def test_a_conversation_compiles_like_the_other_programs(chat, tmp_path, capsys):
+    """BootstrapFewShot over (turn, state) examples keeps the rewrites of the turns it got right as
+    RewriteTurn demos; the compiled state saves and loads. `ferret compile` names where to do it."""
+    conversation, engine = chat
+    engine.script["rewrite"] = [lambda inputs: {"new_topic": False, "scope": {},
+                                                "question": f"What was total revenue in {inputs['turn'][-5:-1]}?"}]
+    state = ChatState(last_question="What was total revenue in 2023?", summary="Revenue of the report.")
+    trainset = [dspy.Example(turn=f"and in {year}?", state=state, mentions=["revenue", str(year)]).with_inputs("turn", "state")
+                for year in (2022, 2021)]
+    compiled = dspy.BootstrapFewShot(metric=lambda example, pred, trace=None: rewrite_correct(
+        example, dspy.Prediction(rewritten=pred.question)), max_bootstrapped_demos=2, max_labeled_demos=0).compile(
+        conversation, trainset=trainset)
+    assert [demo["turn"] for demo in compiled.rewrite.demos] == ["and in 2022?", "and in 2021?"]
+    compiled.save(tmp_path / "chat.json")
+    fresh = Conversation(conversation.corpus)
+    fresh.load(tmp_path / "chat.json")
+    assert [demo["question"] for demo in fresh.rewrite.demos] == ["What was total revenue in 2022?",
+                                                                  "What was total revenue in 2021?"]
+    assert main(["compile", "--dataset", "sample-chat", "--data", str(SAMPLE), "--optimizer", "bootstrap"]) == 2
+    assert "sample-chat is a set of conversations" in capsys.readouterr().err
