@@ -133,7 +133,9 @@ class Conversation(dspy.Module):
             new_topic = is_new_topic(turn, bool(read and read.new_topic)) and not state.pending
             if not new_topic:
                 written = (read.question if read else "").strip()
-                question = written if keeps_turn(written, turn, state.last_question) else resolve(turn, state)
+                kept = keeps_turn(written, turn, state.last_question) and (  # a reply keeps the pending question too
+                    not state.pending or keeps_turn(written, state.last_question, ""))
+                question = written if kept else resolve(turn, state)
                 scope = _carried(state.scope, read.scope if read else TurnScope())
             elif read is not None:
                 scope = read.scope
@@ -197,11 +199,13 @@ def is_new_topic(turn: str, read_as_new: bool) -> bool:
 
 
 def keeps_turn(question: str, turn: str, last_question: str) -> bool:
-    """Whether a rewritten question keeps what the turn adds: every content word of the turn, and it is
-    not the last question again (the embedded model often copies that, or the summary)."""
+    """Whether a rewritten question stands alone and keeps what the turn adds: every content word of the
+    turn, nothing left that refers back ("it", "that year", "And ...?"), and it is not the last question
+    again. The embedded model often copies the last question or the summary, or returns the turn as is."""
     words = {word.lower() for word in _WORD.findall(turn)} - _STOP
     said = question.lower()
-    return bool(question) and question.strip() != last_question.strip() and all(word in said for word in words)
+    return (bool(question) and question.strip() != last_question.strip() and not _REFERS_BACK.search(question)
+            and all(word in said for word in words))
 
 
 def resolve(turn: str, state: ChatState) -> str:
