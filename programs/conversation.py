@@ -8,7 +8,9 @@ turn → a command on the last result's rows, decided in code ("show the rest", 
      → or RewriteTurn (typed): a standalone question, whether it starts a new topic, and its scope
        (document, bucket, years, names), read against the summary, the last question and its outcome;
        after a `clarify` result the turn is the reply, merged into the pending question, and the
-       program sees the searches that already failed for it
+       program sees the searches that already failed for it. The rewrite is checked in code
+       (`keeps_turn`); one that drops what the turn adds, still refers back, or repeats the last
+       question is replaced by the code's own resolution (`resolve`)
      → the program answers the standalone question within the scope
      → UpdateSummary (typed) folds the question and its outcome into the summary, clipped in code to
        SUMMARY_CHARS (about 350 tokens).
