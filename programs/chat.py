@@ -31,7 +31,7 @@ def chat(conversation: Conversation, read: Callable[[str], str] | None = None, t
     """Read turns (from `read`, default `input`) until /quit or end of input; answer each with `conversation`."""
     read = read or input
     print(f"session {conversation.session} (resume: ferret chat --session {conversation.session}) · {HELP}")
-    for turn in conversation.history:
+    for turn in conversation.turns_so_far:
         print(f"  {turn['n']}. {turn['text']}")
     with _session_run(conversation, track) as log_turn:
         last = None

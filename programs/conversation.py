@@ -85,25 +85,27 @@ class Conversation(dspy.Module):
         self.summarize = dspy.Predict(UpdateSummary)
         self.export_dir = Path(export_dir)
         self.state = ChatState()
-        self.store, self.session, self.history = None, None, []
+        # the session's turns (not `history`: dspy.Module keeps its LM calls there)
+        self.store, self.session, self.turns_so_far = None, None, []
         if session:
             self.store = SessionStore(self.corpus.store.dir)
             name = program if isinstance(program, str) else type(program).__name__
             self.session = self.store.create(name) if session is True else session
             self.store.check(self.session)
-            self.history = self.store.turns(self.session)
-            if self.history:
-                self.state = ChatState.model_validate(self.history[-1]["state"])
+            self.turns_so_far = self.store.turns(self.session)
+            if self.turns_so_far:
+                self.state = ChatState.model_validate(self.turns_so_far[-1]["state"])
 
     # --- one turn -------------------------------------------------------------------------------
     def turn(self, text: str) -> dspy.Prediction:
         """Answer `text` as the conversation's next turn; the state moves on (and is stored)."""
         prediction = self(turn=text, state=self.state)
-        self.state, prediction.text, prediction.n = prediction.state, text, len(self.history) + 1
+        self.state, prediction.text, prediction.n = prediction.state, text, len(self.turns_so_far) + 1
+        record = {"n": prediction.n, "text": text, "kind": prediction.kind, "question": prediction.question,
+                  "state": self.state.model_dump(), "result": _stored(prediction)}
         if self.store is not None:
-            prediction.n = self.store.add_turn(self.session, text, prediction.kind, prediction.question,
-                                               self.state.model_dump(), _stored(prediction))
-        self.history.append({"n": prediction.n, "text": text, "kind": prediction.kind, "question": prediction.question})
+            self.store.add_turn(self.session, record)
+        self.turns_so_far.append(record)  # the same records `SessionStore.turns` reads back
         return prediction
 
     def new_topic(self) -> None:

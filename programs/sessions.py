@@ -48,14 +48,12 @@ class SessionStore:
         row = self.conn.execute("SELECT mlflow_run_id FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return row[0] if row else ""
 
-    def add_turn(self, session_id: str, text: str, kind: str, question: str, state: dict, result: dict) -> int:
-        """Store a turn (the conversation state after it, and its result) as the session's next; its number."""
+    def add_turn(self, session_id: str, turn: dict) -> None:
+        """Store a turn: its number n, text, kind, question, the conversation state after it, and its result."""
         with self.conn:
-            (n,) = self.conn.execute("SELECT COUNT(*) + 1 FROM turns WHERE session_id = ?", (session_id,)).fetchone()
             self.conn.execute("INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                              (session_id, n, time.time(), text, kind, question,
-                               json.dumps(state, default=str), json.dumps(result, default=str)))
-        return n
+                              (session_id, turn["n"], time.time(), turn["text"], turn["kind"], turn["question"],
+                               json.dumps(turn["state"], default=str), json.dumps(turn["result"], default=str)))
 
     def turns(self, session_id: str) -> list[dict]:
         """The session's turns in order: n, text, kind, question, state, result."""

@@ -173,7 +173,7 @@ def test_a_session_resumes_after_a_restart_and_sees_only_its_own_turns(small_cor
         other.turn("How much did the valve caps cost?")
         assert "rewrite" not in engine.steps()  # the other session's first turn is its own question
         resumed = Conversation(small_corpus, session=first.session)  # as after a restart: state from SQLite
-        assert resumed.state.last_question == REVENUE and [t["text"] for t in resumed.history] == [REVENUE]
+        assert resumed.state.last_question == REVENUE and [t["text"] for t in resumed.turns_so_far] == [REVENUE]
         turn = resumed.turn("and in 2022?")
     (rewrite,) = calls(engine, "rewrite")
     assert rewrite["last_question"] == REVENUE and "valve caps" not in str(rewrite)
