@@ -89,8 +89,14 @@ class Job:
     task_lm: dspy.LM
     prompt_lm: dspy.LM
     reflection_lm: dspy.LM
+    teacher_lm: dspy.LM | None
     threads: int
     checkpoint: Path
+
+    @property
+    def teacher_settings(self) -> dict:
+        """DSPy's settings for the teacher's runs: its own LM, when one is given."""
+        return {"lm": self.teacher_lm} if self.teacher_lm else {}
 
 
 # While bootstrapping demos, a correct run's failed steps are dropped (optimizers/demos.py).
@@ -108,12 +114,13 @@ def labeled_teacher(job: Job) -> dspy.Module:
 
 
 def _bootstrap(job: Job) -> dspy.Module:
-    optimizer = dspy.BootstrapFewShot(metric=DEMO_METRIC, **job.settings)
+    optimizer = dspy.BootstrapFewShot(metric=DEMO_METRIC, teacher_settings=job.teacher_settings, **job.settings)
     return optimizer.compile(job.student, teacher=labeled_teacher(job), trainset=job.trainset)
 
 
 def _random_search(job: Job) -> dspy.Module:
-    optimizer = dspy.BootstrapFewShotWithRandomSearch(metric=DEMO_METRIC, num_threads=job.threads, **job.settings)
+    optimizer = dspy.BootstrapFewShotWithRandomSearch(metric=DEMO_METRIC, num_threads=job.threads,
+                                                      teacher_settings=job.teacher_settings, **job.settings)
     return optimizer.compile(job.student, teacher=labeled_teacher(job), trainset=job.trainset, valset=job.valset)
 
 
@@ -121,7 +128,7 @@ def _mipro(job: Job) -> dspy.Module:
     settings = dict(job.settings)
     run = {key: settings.pop(key) for key in MIPRO_COMPILE_SETTINGS if key in settings}
     optimizer = dspy.MIPROv2(metric=DEMO_METRIC, task_model=job.task_lm, prompt_model=job.prompt_lm,
-                             num_threads=job.threads, **settings)
+                             teacher_settings=job.teacher_settings, num_threads=job.threads, **settings)
     return optimizer.compile(job.student, teacher=labeled_teacher(job), trainset=job.trainset, valset=job.valset, **run)
 
 
@@ -139,19 +146,25 @@ def _simba(job: Job) -> dspy.Module:
 
 OPTIMIZERS: dict[str, Callable[[Job], dspy.Module]] = {
     "bootstrap": _bootstrap, "random-search": _random_search, "mipro": _mipro, "gepa": _gepa, "simba": _simba}
+TEACHES = ("bootstrap", "random-search", "mipro")  # the optimizers whose demos a teacher bootstraps
 
 
 def compile_program(dataset: str, data: str | Path, optimizer: str, index: str | Path | None = None,
                     program: str = "iterative", lm: str | None = None, prompt_lm: str | None = None,
                     reflection_lm: str | None = None, train: int | None = None, val: int | None = None,
                     budget: str = "light", out: str | Path | None = None, threads: int = 1, track: bool = True,
-                    progress: bool = False) -> dict:
+                    progress: bool = False, teacher_lm: str | None = None) -> dict:
     """Compile `program` with `optimizer` on the first `train` train questions, validated on the first
     `val` dev questions; save it to `out` (default runs/compiled/DATASET-PROGRAM-OPTIMIZER-TIME.json) and
-    return the scores before and after, the path, the MLflow run id and the seconds taken."""
+    return the scores before and after, the path, the MLflow run id and the seconds taken.
+
+    `teacher_lm` (bootstrap, random-search, mipro) runs the train questions whose correct traces become
+    demos, such as a larger local model (`local:PATH`); the compiled program runs on `lm`."""
     started = time.perf_counter()
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; optimizers: {', '.join(OPTIMIZERS)}")
+    if teacher_lm and optimizer not in TEACHES:
+        raise ValueError(f"--teacher-lm needs an optimizer that bootstraps demos: {', '.join(TEACHES)}")
     if budget not in BUDGETS[optimizer]:
         raise ValueError(f"unknown budget {budget!r}; budgets: {', '.join(BUDGETS[optimizer])}")
     trainset, valset, files = _examples(dataset, data, train, val)
@@ -163,10 +176,12 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
               settings=BUDGETS[optimizer][budget], task_lm=task_lm,
               prompt_lm=make_lm(prompt_lm, cache=True) if prompt_lm else task_lm,
               reflection_lm=make_lm(reflection_lm, cache=True) if reflection_lm else task_lm,
+              teacher_lm=make_lm(teacher_lm, cache=True) if teacher_lm else None,
               threads=threads, checkpoint=out.with_suffix(".gepa"))
     params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "optimizer": optimizer,
               "budget": budget, "train_n": len(trainset), "val_n": len(valset), "lm": task_lm.model,
-              "prompt_lm": job.prompt_lm.model, "reflection_lm": job.reflection_lm.model, "threads": threads,
+              "prompt_lm": job.prompt_lm.model, "reflection_lm": job.reflection_lm.model,
+              "teacher_lm": job.teacher_lm.model if job.teacher_lm else task_lm.model, "threads": threads,
               "out": str(out), "git_commit": git_commit(),
               **{f"{optimizer}.{key}": value for key, value in job.settings.items()}}
 
@@ -186,6 +201,7 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
             mlflow.log_metric("score_after", after["accuracy"])
             mlflow.log_artifact(str(out))
     return {"optimizer": optimizer, "dataset": dataset, "program": program, "budget": budget, "lm": task_lm.model,
+            "teacher_lm": params["teacher_lm"],
             "train_n": len(trainset), "val_n": len(valset), "score_before": before["accuracy"],
             "score_after": after["accuracy"], "compiled_path": str(out),
             "mlflow_run_id": parent.info.run_id if parent else None,

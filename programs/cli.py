@@ -142,6 +142,8 @@ def _parser() -> argparse.ArgumentParser:
                           choices=["bootstrap", "random-search", "mipro", "gepa", "simba"])
     compile_.add_argument("--prompt-lm", help="LM proposing instructions (mipro) and advice (simba); default --lm")
     compile_.add_argument("--reflection-lm", help="LM reflecting on failures (gepa); default --lm")
+    compile_.add_argument("--teacher-lm", help="LM running the train questions whose traces become demos "
+                          "(bootstrap, random-search, mipro), e.g. local:PATH to a larger GGUF; default --lm")
     compile_.add_argument("--train", type=_count(1, MAX_QUESTIONS), help="first N questions of the train split (default all)")
     compile_.add_argument("--val", type=_count(1, MAX_QUESTIONS), help="first N questions of the dev split, to validate on (default all)")
     compile_.add_argument("--budget", choices=["light", "medium", "heavy"], default="light")
@@ -402,7 +404,8 @@ def _compile(args) -> int:
         with _sigterm_as_interrupt():
             result = compile_program(args.dataset, args.data, args.optimizer, args.index, args.program, args.lm,
                                      args.prompt_lm, args.reflection_lm, args.train, args.val, args.budget,
-                                     args.out, args.threads, track=not args.no_track, progress=sys.stderr.isatty())
+                                     args.out, args.threads, track=not args.no_track, progress=sys.stderr.isatty(),
+                                     teacher_lm=args.teacher_lm)
     except KeyboardInterrupt as interrupt:  # the run is marked KILLED
         print(f"ferret: {interrupt or 'compile interrupted'}", file=sys.stderr)
         return 130

@@ -279,3 +279,26 @@ def test_the_teacher_reads_labeled_train_questions_and_the_compiled_program_none
     assert len(synthesis) == 2 and all(demo["augmented"] for demo in synthesis)
     assert {demo["question"] for demo in synthesis} == {"What was total revenue in 2022?",
                                                         "What was Enterprise segment revenue in 2023?"}
+
+
+def test_a_teacher_lm_runs_the_train_questions_and_the_task_lm_the_dev_questions(scripted, tmp_path, monkeypatch):
+    """With --teacher-lm, the train questions are asked of the teacher's LM only (it answers them all);
+    the task LM sees only the dev questions it is scored on, before and after."""
+    qa, corpus, lm, engine = scripted
+    teacher, teacher_engine = scripted_lm({**SCRIPT, "synthesize": lambda inputs: synthesize(inputs, LESSON)})
+    monkeypatch.setattr(optimizers.compile, "make_lm",
+                        lambda spec=None, **options: teacher if spec == "local:teacher.gguf" else lm)
+    out = tmp_path / "taught.json"
+    result = compile_program("jsonl", qa, "bootstrap", index=corpus.store.dir, out=out, track=False,
+                             teacher_lm="local:teacher.gguf")
+    train = {question for id_, question, *_ in QUESTIONS if id_ in {"q3", "q4", "q5"}}
+    assert train & {inputs.get("question") for _, inputs in teacher_engine.calls}
+    assert not train & {inputs.get("question") for _, inputs in engine.calls}
+    assert result["teacher_lm"] == teacher.model and result["score_after"] == 1.0
+    assert saved_state(out)["synthesize.predict"]["demos"]
+
+
+def test_a_teacher_lm_is_refused_for_an_optimizer_without_a_teacher(scripted):
+    qa, corpus, _, _ = scripted
+    with pytest.raises(ValueError, match="--teacher-lm needs an optimizer that bootstraps demos"):
+        compile_program("jsonl", qa, "gepa", index=corpus.store.dir, track=False, teacher_lm="local:teacher.gguf")
