@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from corpus.ingest import ingest
+from corpus.ranking import top_rows
 from corpus.tools import Corpus
 
 
@@ -92,4 +93,18 @@ def bench_search(index_dir: str, n: int = 200, top_k: int = 10) -> dict:
         results[name] = {"p50_ms": round(float(np.percentile(timings, 50)), 2),
                          "p95_ms": round(float(np.percentile(timings, 95)), 2), "calls": len(timings)}
     return {"index": str(index_dir), "segments": int(len(corpus.segment_ids)), "documents": len(doc_ids),
-            "annotation_labels": int(len(corpus.label_ids)), "tools": results, **peak_rss_mb()}
+            "annotation_labels": int(len(corpus.label_ids)), "tools": results,
+            "dense": dense_recall(corpus, queries, top_k), **peak_rss_mb()}
+
+
+def dense_recall(corpus: Corpus, queries: list[str], k: int) -> dict:
+    """Whether unfiltered semantic search is approximate (an HNSW graph) and, if so, the share of the
+    exact top `k` rows it returns, over `queries`."""
+    vectors = corpus.vectors
+    if not vectors.approximate:
+        return {"approximate": False}
+    found = 0
+    for query in corpus.embedder(queries):
+        exact = {row for row, _ in top_rows(vectors.scores(query), k)}
+        found += len(exact & {row for row, _ in vectors.top(query, k)})
+    return {"approximate": True, f"recall@{k}_vs_exact": round(found / (k * len(queries)), 4)}

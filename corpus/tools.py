@@ -23,6 +23,7 @@ from corpus.graph import neighbors as graph_neighbors
 from corpus.ingest import build_generation
 from corpus.lexical import LexicalIndex
 from corpus.inputs import MAX_CONTEXT_CHARS, MAX_TOP_K, check_count, check_query
+from corpus.ranking import top_rows
 from corpus.store import Store
 
 RRF_K = 60
@@ -130,23 +131,22 @@ class Corpus:
         self._refresh()
         mask = self._segment_mask(bucket, filters, doc_id)
         if mode == "text":
-            ranked = _top(self._lexical_scores(query, mask), top_k, positive=True)
+            ranked = top_rows(self._lexical_scores(query, mask), top_k, positive=True)
         elif mode == "semantic":
-            ranked = _top(self._semantic_scores(query, mask), top_k)
+            ranked = self._semantic_top(query, mask, top_k)
         else:
-            ranked = _fuse([_top(self._lexical_scores(query, mask), FUSION_DEPTH, positive=True),
-                            _top(self._semantic_scores(query, mask), FUSION_DEPTH)], top_k)
+            ranked = _fuse([top_rows(self._lexical_scores(query, mask), FUSION_DEPTH, positive=True),
+                            self._semantic_top(query, mask, FUSION_DEPTH)], top_k)
         return self._hits([(int(self.segment_ids[i]), score) for i, score in ranked], query, context_chars)
 
     def _lexical_scores(self, query: str, mask: np.ndarray | None) -> np.ndarray:
         scores = self.lexical.scores(query)
         return scores if mask is None else np.where(mask, scores, 0.0)
 
-    def _semantic_scores(self, query: str, mask: np.ndarray | None) -> np.ndarray:
+    def _semantic_top(self, query: str, mask: np.ndarray | None, k: int) -> list[tuple[int, float]]:
         if len(self.segment_ids) == 0:
-            return np.zeros(0, dtype=np.float32)
-        scores = self.vectors.scores(self.embedder([query])[0])
-        return scores if mask is None else np.where(mask, scores, -np.inf)
+            return []
+        return self.vectors.top(self.embedder([query])[0], k, mask)
 
     def _segment_mask(self, bucket, filters, doc_id) -> np.ndarray | None:
         """Boolean mask over segment rows allowed by bucket, doc_id and metadata filters (cached)."""
@@ -398,11 +398,11 @@ class Corpus:
         if len(self.label_ids) == 0:
             return {}
         scores = self.label_lexical.scores(self._expand_abbreviations(label_query))
-        if precise and (every := _top(scores, len(scores), positive=True)):  # an aggregate covers every match
+        if precise and (every := top_rows(scores, len(scores), positive=True)):  # an aggregate covers every match
             return {int(self.label_ids[i]): score for i, score in every}
-        lexical = _top(scores, LABEL_CANDIDATES, positive=True)
-        semantic = [(i, s) for i, s in _top(self.label_vectors.scores(self.embedder([label_query])[0]),
-                                            LABEL_CANDIDATES) if s >= LABEL_MIN_COSINE]
+        lexical = top_rows(scores, LABEL_CANDIDATES, positive=True)
+        semantic = [(i, s) for i, s in self.label_vectors.top(self.embedder([label_query])[0], LABEL_CANDIDATES)
+                    if s >= LABEL_MIN_COSINE]
         return {int(self.label_ids[i]): score for i, score in _fuse([lexical, semantic], 2 * LABEL_CANDIDATES)}
 
     def _expand_abbreviations(self, query: str) -> str:
@@ -452,15 +452,6 @@ def snippet(text: str, query: str, context_chars: int) -> str:
     hit = min((p for p in positions if p >= 0), default=0)
     start = max(0, min(hit - context_chars // 3, len(text) - context_chars))
     return ("…" if start else "") + text[start:start + context_chars] + ("…" if start + context_chars < len(text) else "")
-
-
-def _top(scores: np.ndarray, k: int, positive: bool = False) -> list[tuple[int, float]]:
-    if len(scores) == 0 or k <= 0:
-        return []
-    k = min(k, len(scores))
-    idx = np.argpartition(-scores, k - 1)[:k]
-    idx = idx[np.argsort(-scores[idx], kind="stable")]
-    return [(int(i), float(scores[i])) for i in idx if np.isfinite(scores[i]) and (not positive or scores[i] > 0)]
 
 
 def _fuse(rankings: list[list[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
