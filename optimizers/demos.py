@@ -16,7 +16,8 @@ from collections.abc import Callable
 import dspy
 
 from corpus.numbers import numbers_in
-from programs.arithmetic import ExpressionError, asks_calculation, compute, is_calculation, may_ask_calculation
+from programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
+                                 may_ask_calculation)
 from programs.passage_answer import CONSTANTS
 from programs.structured import grounded
 from programs.verify import same_number, value_on_page
@@ -35,25 +36,17 @@ def useful_step(predictor: dspy.Predict, inputs: dict, outputs: dspy.Prediction)
     lists. Other steps are kept."""
     fields = predictor.signature.output_fields
     if "missing" in fields:
-        question, answer = inputs.get("question", ""), outputs.get("answer") or ""
-        calculation = Calculation.model_validate(outputs.get("calculation") or {}).expression
-        printed = numbers_in("\n".join([question, *(inputs.get("passages") or [])]))
+        printed = _printed(inputs)
+        answer, calculation = outputs.get("answer") or "", _calculation_used(inputs, outputs, printed)
         computed: list[float] = []
-
-        def shown(text: str) -> bool:  # every number printed, a constant, or the result computed in code
-            return all(number in CONSTANTS or any(same_number(number, p) for p in printed)
-                       or any(abs(abs(number) - abs(c)) <= max(0.5, 0.005 * abs(c)) for c in computed)
-                       for number in numbers_in(text))
-
-        used = calculation if is_calculation(calculation) and (asks_calculation(question) or (
-            may_ask_calculation(question) and not shown(answer))) else answer
-        if used is calculation:
+        if calculation:
             try:
                 computed.append(compute(calculation).value)
             except ExpressionError:
                 return False
+        used = calculation or answer
         return (bool(used.strip()) and not (outputs.get("missing") or "").strip()
-                and all(shown(text) for text in (used, answer, outputs.get("reasoning") or "")))
+                and all(_shown(text, printed, computed) for text in (used, answer, outputs.get("reasoning") or "")))
     if "findings" in fields:
         findings = [Finding.model_validate(finding) for finding in outputs.get("findings") or []]
         read = f"{inputs.get('results', '')}\n{inputs.get('trajectory', '')}"
@@ -68,14 +61,61 @@ def useful_step(predictor: dspy.Predict, inputs: dict, outputs: dspy.Prediction)
     return True
 
 
+def _printed(inputs: dict) -> list[float]:
+    """The numbers a first-rung read was shown: its question's and its passages'."""
+    return numbers_in("\n".join([inputs.get("question", ""), *(inputs.get("passages") or [])]))
+
+
+def _shown(text: str, printed: list[float], computed: list[float] = ()) -> bool:
+    """Every number of `text` is printed, a small constant, or (about) a result computed in code."""
+    return all(number in CONSTANTS or any(same_number(number, p) for p in printed)
+               or any(abs(abs(number) - abs(c)) <= max(0.5, 0.005 * abs(c)) for c in computed)
+               for number in numbers_in(text))
+
+
+def _calculation_used(inputs: dict, outputs: dspy.Prediction, printed: list[float]) -> str:
+    """The read's calculation when the program answers with its result (as `answer_from_passages`
+    decides), else ''."""
+    question = inputs.get("question", "")
+    calculation = Calculation.model_validate(outputs.get("calculation") or {}).expression
+    if is_calculation(calculation) and (asks_calculation(question) or (
+            may_ask_calculation(question) and not _shown(outputs.get("answer") or "", printed))):
+        return calculation
+    return ""
+
+
+def demo_step(predictor: dspy.Predict, inputs: dict, outputs: dspy.Prediction) -> tuple:
+    """The step as it should be shown as a demo. A first-rung read whose calculation the program
+    answered with states that result as its answer, and, where its reasoning wrote numbers of its own
+    (the embedded model's arithmetic: "$44.1 - $56.7 = $9.6" beside the right calculation
+    "44.1 - 56.7"), names the calculation instead. Of the TAT-QA compile at a505311's two correct
+    traces, both reads were such and were dropped whole, so the compiled program learned nothing.
+    Other steps are returned as they are; `useful_step` then judges the result."""
+    if "missing" not in predictor.signature.output_fields:
+        return predictor, inputs, outputs
+    printed = _printed(inputs)
+    calculation = _calculation_used(inputs, outputs, printed)
+    try:
+        value = compute(calculation).value if calculation else None
+    except ExpressionError:
+        value = None
+    if value is None:
+        return predictor, inputs, outputs
+    shown = {**outputs.toDict(), "answer": format_result(value)}
+    if not _shown(outputs.get("reasoning") or "", printed, [value]) and "reasoning" in outputs:
+        shown["reasoning"] = f"The answer is the result of {calculation}, whose values the passages print."
+    return predictor, inputs, dspy.Prediction(**shown)
+
+
 def useful_steps(metric: Callable) -> Callable:
-    """`metric`, which while bootstrapping (a trace is given) also drops from a passing run's trace
-    the steps that are not `useful_step`s, so that DSPy makes demos of the others only."""
+    """`metric`, which while bootstrapping (a trace is given) also turns a passing run's steps into
+    what a demo should show (`demo_step`) and drops those that are not `useful_step`s, so that DSPy
+    makes demos of the others only."""
 
     def keeping_useful_steps(example, pred, trace=None, *args, **kwargs):
         score = metric(example, pred, trace, *args, **kwargs)
         if trace is not None and score:
-            trace[:] = [step for step in trace if useful_step(*step)]
+            trace[:] = [step for step in (demo_step(*step) for step in trace) if useful_step(*step)]
         return score
 
     keeping_useful_steps.__name__ = getattr(metric, "__name__", "metric")

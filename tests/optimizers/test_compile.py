@@ -18,7 +18,7 @@ import optimizers.compile
 import optimizers.evaluate
 import programs.lm
 from optimizers.compile import BUDGETS, compile_program
-from optimizers.demos import useful_step
+from optimizers.demos import demo_step, useful_step
 from optimizers.tracking import tracking_uri
 from programs.cli import main
 from programs.iterative import IterativeRetriever
@@ -257,6 +257,18 @@ def test_a_step_is_useful_when_it_did_its_job(small_corpus):
                                                            answer="", missing=""))
     assert useful_step(read, passages, dspy.Prediction(calculation={"expression": ""}, answer="3,650", missing=""))
     assert not useful_step(read, passages, dspy.Prediction(calculation={"expression": ""}, answer="", missing=""))
+
+    # as a demo, a read answered by its calculation states the computed result, and names the calculation
+    # where its reasoning did arithmetic of its own; a calculation over values not printed stays unused
+    own_arithmetic = dspy.Prediction(calculation=change, answer="600", missing="", reasoning="3,650 - 3,150 = 600")
+    _, _, shown = demo_step(read, passages, own_arithmetic)
+    assert shown.answer == "15.873" and "600" not in shown.reasoning and "(3,650 - 3,150) / 3,150 * 100" in shown.reasoning
+    assert useful_step(read, passages, shown) and not useful_step(read, passages, own_arithmetic)
+    unprinted = dspy.Prediction(calculation={"expression": "(3,650 - 3,100) / 3,100 * 100"}, answer="", missing="",
+                                reasoning="3,650 - 3,100 = 550")
+    assert not useful_step(*demo_step(read, passages, unprinted))
+    stated = dspy.Prediction(calculation={"expression": ""}, answer="3,650", missing="", reasoning="It is 3,650.")
+    assert demo_step(read, passages, stated)[2] is stated
 
     overview = {"question": "What did the winter tires cost in 2022?", "corpus_overview": small_corpus.overview()}
     reading = {"intent": "lookup", "buckets": ["invoices"], "topic_terms": ["winter tires"]}
