@@ -8,6 +8,7 @@ import json
 import dspy
 import pytest
 
+from corpus.tools import Corpus
 from programs.cli import main
 from programs.iterative import IterativeRetriever
 from programs.structured import asked_aggregate, asked_list, export_rows, grounded, measure, table_query
@@ -131,6 +132,23 @@ def test_the_routers_terms_and_aggregate_must_come_from_the_question():
     assert asked_aggregate("sum", "What was Consumer segment revenue in 2022?") == "none"
     assert asked_aggregate("count", "How many tires did we buy in 2023?") == "count"
     assert asked_aggregate("none", "What is the total of invoice SSD-23-0385?") == "none"
+    assert asked_aggregate("none", question) == "sum"  # it ends "in total": a sum whatever the Router read
+    assert asked_aggregate("none", "What was the change in Total operating income in 2019?") == "none"
+
+
+def test_a_total_the_router_read_as_a_lookup_is_summed_over_the_period_on_the_date_field_that_has_it(sample_index):
+    # the embedded Router's reading in `ferret demo`: a lookup, the item as a contract's counterparty, and
+    # the year on a contract's date field; the receipts' field is `date`
+    decision = {"intent": "lookup", "aggregate": "none", "buckets": ["contracts", "datasheets", "invoices"],
+                "entities": ["batteries"], "topic_terms": ["batteries"], "constraints": [
+                    {"field": "counterparty", "op": "=", "value": "batteries"},
+                    {"field": "effective_date", "op": "between", "value": ["2023-01-01", "2023-12-31"]}]}
+    result, engine = ask(Corpus(sample_index), decision, question="How much was spent on batteries in 2023 in total?")
+    assert result.answer == "Sum of Amount over 11 rows matching 'batteries' in 7 documents: 8,417.43."  # the gold
+    assert [(a["filters"], a["rows"]) for a in structured_step(result)["attempts"]][-2:] == [
+        ({"effective_date": {"between": ["2023-01-01", "2023-12-31"]}}, 0),
+        ({"date": {"between": ["2023-01-01", "2023-12-31"]}}, 11)]
+    assert result.citations_verified and engine.steps() == ["route"]
 
 
 @pytest.mark.parametrize("question, listed", [
