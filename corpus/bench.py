@@ -41,7 +41,7 @@ def bench_ingest(paths: list[str], index_dir: str | None = None, workers: int | 
         "segments": report.segments, "annotations": report.annotations, "seconds": round(seconds, 2),
         "pages_per_second": round(report.pages / seconds, 2),
         "pages_per_second_per_core": round(report.pages / seconds / cores, 2),
-        "cores": cores, "stage_seconds": {k: round(v, 2) for k, v in report.seconds.items()},
+        "cores": cores, "commits": report.commits, "stage_seconds": {k: round(v, 2) for k, v in report.seconds.items()},
         "parse_pages_per_second": round(report.pages / max(report.seconds["parse"], 1e-9), 2),
         **peak_rss_mb(),
     }

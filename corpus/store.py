@@ -2,8 +2,8 @@
 bucket metadata schemas, cross-reference edges and the embedding cache.
 
 The index directory holds `corpus.db` and one `gen-N/` folder of derived search indexes
-(bm25s, vectors) per committed generation. An ingest writes everything inside one SQLite
-transaction, builds `gen-N+1/` from that uncommitted state, then commits: a crash at any point
+(bm25s, vectors) per committed generation. Each batch of an ingest writes everything inside one
+SQLite transaction, builds `gen-N+1/` from that uncommitted state, then commits: a crash at any point
 leaves the previous generation both in SQLite and on disk, intact and usable.
 """
 from __future__ import annotations

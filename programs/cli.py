@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _ingest(args) -> int:
-    from corpus.ingest import ingest
+    from corpus.ingest import IngestInterrupted, ingest
     from corpus.pdf import IngestError
 
     try:
@@ -213,10 +213,12 @@ def _ingest(args) -> int:
     except IngestError as error:  # bad --metadata: nothing was touched
         print(f"ferret: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt as interrupt:  # the batch commits as one: the index is as it was
-        print(f"ferret: {interrupt or 'ingest interrupted'}: no document of this batch was added, the index is as "
-              "it was; the segment vectors embedded so far are kept, and the same command again skips them",
-              file=sys.stderr)
+    except IngestInterrupted as stop:  # what the batches committed stays; the batch in flight is not added
+        committed = len(stop.report.added) + len(stop.report.replaced)
+        kept = (f"the {committed} documents committed so far are kept" if committed
+                else "no document was committed, the index is as it was")
+        print(f"ferret: {stop}: {kept}; the same command again skips them and the segment vectors embedded so "
+              "far", file=sys.stderr)
         return 130
     for error in report.errors:
         print(f"error: {error}", file=sys.stderr)

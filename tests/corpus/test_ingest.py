@@ -160,8 +160,8 @@ def test_a_stopped_ferret_ingest_says_what_it_kept_and_the_rerun_does_not_embed_
     with sigterm_left_to_ferret():
         assert main(["ingest", str(second), "--index", str(index)]) == 130
     assert capsys.readouterr().err == (
-        "ferret: stopped by signal SIGTERM: no document of this batch was added, the index is as it was; the segment "
-        "vectors embedded so far are kept, and the same command again skips them\n")
+        "ferret: stopped by signal SIGTERM: no document was committed, the index is as it was; the same command "
+        "again skips them and the segment vectors embedded so far\n")
     monkeypatch.undo()
     assert [row[0] for row in Corpus(index).store.conn.execute("SELECT doc_id FROM documents")] == ["a"]
 
@@ -269,3 +269,51 @@ def test_a_second_ingest_into_one_index_waits_for_the_first_and_searches_see_the
     assert waiting.wait(timeout=120) == 0
     assert [hit["doc_id"] for hit in Corpus(index).search_text("batteries")] == ["b"]
     assert Store(index).generation == 2
+
+
+KILLED_AFTER_FIRST_COMMIT = """
+import os, signal, sys
+from corpus import ingest as module
+commit = module._commit
+def commit_then_die(*args, **kwargs):
+    commit(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)
+module._commit = commit_then_die
+module.ingest(sys.argv[2:], sys.argv[1], commit_pages=1)
+"""
+
+
+def test_an_ingest_commits_as_it_goes_and_after_kill_9_the_same_command_goes_on(tmp_path):
+    files = []
+    for name, text in (("a", "Photovoltaic panels from Helios."), ("b", "Lead-acid batteries from Volta."),
+                       ("c", "Winter tires from Boreas.")):
+        files.append(tmp_path / f"{name}.md")
+        files[-1].write_text(f"# {name}\n\n{text}")
+    index = tmp_path / "index"
+    killed = subprocess.run([sys.executable, "-c", KILLED_AFTER_FIRST_COMMIT, str(index), *map(str, files)],
+                            cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -9, killed.stderr
+    corpus = Corpus(index)  # the first batch is committed and searchable, the rest is not there
+    assert [row[0] for row in corpus.store.conn.execute("SELECT doc_id FROM documents")] == ["a"]
+    assert corpus.search_text("photovoltaic panels")[0]["doc_id"] == "a" and corpus.search_text("batteries") == []
+
+    report = ingest(files, index, commit_pages=1)
+    assert (report.unchanged, report.added, report.commits) == (["a"], ["b", "c"], 2)
+    corpus = Corpus(index)
+    assert [hit["doc_id"] for hit in corpus.search_text("batteries")] == ["b"]
+    assert [hit["doc_id"] for hit in corpus.search_semantic("winter tires")][:1] == ["c"]
+    stored = [row[0] for row in corpus.store.conn.execute("SELECT id FROM segments ORDER BY id")]
+    assert sorted(int(i) for i in corpus.segment_ids) == stored  # the index is whole: every segment searchable once
+    assert ingest(files, index).unchanged == ["a", "b", "c"]
+
+
+def test_batches_hold_at_least_commit_pages_or_a_quarter_of_the_pages_indexed(tmp_path):
+    from corpus.records import ParsedDocument
+
+    def doc(pages):
+        return (ParsedDocument("d", "d.md", "text", "d", ["page"] * pages, "hash"), None, {})
+
+    work = [doc(1) for _ in range(10)]
+    assert [len(batch) for batch in ingest_module._batches(work, 2, 0)] == [2, 2, 2, 2, 2]
+    assert [len(batch) for batch in ingest_module._batches(work, 2, 16)] == [4, 5, 1]  # 4 of 16, then 5 of 20
+    assert ingest_module._batches([], 2, 0) == []
