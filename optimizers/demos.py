@@ -90,13 +90,19 @@ def demo_step(predictor: dspy.Predict, inputs: dict, outputs: dspy.Prediction) -
     (the embedded model's arithmetic: "$44.1 - $56.7 = $9.6" beside the right calculation
     "44.1 - 56.7"), names the calculation instead. Of the TAT-QA compile at a505311's two correct
     traces, both reads were such and were dropped whole, so the compiled program learned nothing.
-    Other steps are returned as they are; `useful_step` then judges the result."""
+    A read answered with its text shows no calculation: the TAT-QA compile at 7b63cce kept reads with
+    "795 + 772" beside the answer "795 and 772", and its program wrote a subtraction for most dev
+    questions. Other steps are returned as they are; `useful_step` then judges the result."""
     if "missing" not in predictor.signature.output_fields:
         return predictor, inputs, outputs
     printed = _printed(inputs)
     calculation = _calculation_used(inputs, outputs, printed)
+    if not calculation:
+        written = Calculation.model_validate(outputs.get("calculation") or {}).expression
+        return predictor, inputs, (dspy.Prediction(**{**outputs.toDict(), "calculation": Calculation()})
+                                   if written.strip() and "calculation" in outputs else outputs)
     try:
-        value = compute(calculation).value if calculation else None
+        value = compute(calculation).value
     except ExpressionError:
         value = None
     if value is None:

@@ -269,6 +269,12 @@ def test_a_step_is_useful_when_it_did_its_job(small_corpus):
     assert not useful_step(*demo_step(read, passages, unprinted))
     stated = dspy.Prediction(calculation={"expression": ""}, answer="3,650", missing="", reasoning="It is 3,650.")
     assert demo_step(read, passages, stated)[2] is stated
+    # a read answered with its text shows no calculation (its program would write one for every question)
+    both = {**passages, "question": "What was total revenue in 2023 and 2022 respectively?"}
+    summed = dspy.Prediction(calculation={"expression": "3,650 + 3,150"}, answer="3,650 and 3,150", missing="",
+                             reasoning="It is 3,650 and 3,150.")
+    _, _, shown = demo_step(read, both, summed)
+    assert shown.calculation.expression == "" and shown.answer == "3,650 and 3,150" and useful_step(read, both, shown)
 
     overview = {"question": "What did the winter tires cost in 2022?", "corpus_overview": small_corpus.overview()}
     reading = {"intent": "lookup", "buckets": ["invoices"], "topic_terms": ["winter tires"]}
