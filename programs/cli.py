@@ -226,6 +226,7 @@ def _ingest(args) -> int:
         print(json.dumps({"added": report.added, "replaced": report.replaced, "unchanged": report.unchanged,
                           "metadata_updated": report.metadata_updated, "errors": [str(e) for e in report.errors],
                           "pages": report.pages, "segments": report.segments, "annotations": report.annotations,
+                          "commits": report.commits,
                           "seconds": {k: round(v, 2) for k, v in report.seconds.items()}, "index": str(args.index)}))
     else:
         print(f"{report.summary()} → {Path(args.index)}")

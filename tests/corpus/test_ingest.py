@@ -283,7 +283,9 @@ module.ingest(sys.argv[2:], sys.argv[1], commit_pages=1)
 """
 
 
-def test_an_ingest_commits_as_it_goes_and_after_kill_9_the_same_command_goes_on(tmp_path):
+def test_an_ingest_commits_as_it_goes_and_after_kill_9_the_same_command_goes_on(tmp_path, capsys):
+    from programs.cli import main
+
     files = []
     for name, text in (("a", "Photovoltaic panels from Helios."), ("b", "Lead-acid batteries from Volta."),
                        ("c", "Winter tires from Boreas.")):
@@ -304,7 +306,9 @@ def test_an_ingest_commits_as_it_goes_and_after_kill_9_the_same_command_goes_on(
     assert [hit["doc_id"] for hit in corpus.search_semantic("winter tires")][:1] == ["c"]
     stored = [row[0] for row in corpus.store.conn.execute("SELECT id FROM segments ORDER BY id")]
     assert sorted(int(i) for i in corpus.segment_ids) == stored  # the index is whole: every segment searchable once
-    assert ingest(files, index).unchanged == ["a", "b", "c"]
+    assert main(["ingest", *map(str, files), "--index", str(index), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert (printed["unchanged"], printed["added"], printed["commits"]) == (["a", "b", "c"], [], 0)
 
 
 def test_batches_hold_at_least_commit_pages_or_a_quarter_of_the_pages_indexed(tmp_path):
