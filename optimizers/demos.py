@@ -100,7 +100,7 @@ def demo_step(predictor: dspy.Predict, inputs: dict, outputs: dspy.Prediction) -
     if not calculation:
         written = Calculation.model_validate(outputs.get("calculation") or {}).expression
         return predictor, inputs, (dspy.Prediction(**{**outputs.toDict(), "calculation": Calculation()})
-                                   if written.strip() and "calculation" in outputs else outputs)
+                                   if written.strip() else outputs)
     try:
         value = compute(calculation).value
     except ExpressionError:
