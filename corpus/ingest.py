@@ -190,7 +190,7 @@ def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, 
         return
     model = get_embedder(spec)
     indexed = store.conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
-    for batch in _batches(work, commit_pages, indexed) or [[]]:
+    for batch in _batches(work, commit_pages, indexed) or [[]]:  # metadata updates alone: one commit
         clock = time.perf_counter()
         documents = [item for item in batch if isinstance(item, tuple)]
         documents += _parse_pdfs([item for item in batch if isinstance(item, _PendingPdf)], metadata, workers,

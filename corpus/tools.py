@@ -188,6 +188,10 @@ class Corpus:
         annotation fields."""
         return {*self._metadata_columns(bucket), *_DOCUMENT_COLUMNS, *_ANNOTATION_COLUMNS}
 
+    def date_fields(self, bucket: str | None = None) -> set[str]:
+        """The date-typed metadata fields of this bucket (or of any bucket)."""
+        return {key for key, column in self._metadata_columns(bucket).items() if column.type == "date"}
+
     def _metadata_columns(self, bucket: str | None) -> dict[str, Column]:
         """Typed columns for the metadata of one bucket (or of all: a key typed differently becomes text)."""
         types: dict[str, str] = {}

@@ -135,7 +135,7 @@ def answer_from_annotations(corpus: Corpus, query: TableQuery, question: str,
                             row_limit: int = ROW_LIMIT) -> TableAnswer:
     """Run the query, widening its filters until rows match, and answer from the rows."""
     attempts, rows, filters = [], [], query.filters
-    for filters in _widened(query.filters, _date_fields(corpus, query.bucket)):
+    for filters in _widened(query.filters, corpus.date_fields(query.bucket)):
         try:
             rows = corpus.annotation_rows(query.label_query, filters or None, query.bucket, query.doc_id)
         except ValueError as error:  # a filter the bucket cannot take: recorded, then widened away
@@ -270,11 +270,6 @@ def _widened(filters: dict, date_fields: set[str]) -> list[dict]:
             widened += [variant for variant in variants if variant not in widened]
     return widened
 
-
-def _date_fields(corpus: Corpus, bucket: str | None) -> set[str]:
-    """The date-typed metadata fields of the bucket (or of any bucket)."""
-    return {key for name, schema in corpus.schemas.items() if bucket in (None, name)
-            for key, type_ in schema.items() if type_ == "date"}
 
 
 def _attempt(query: TableQuery, filters: dict, rows: int, error: str = "") -> dict:
