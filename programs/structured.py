@@ -271,7 +271,6 @@ def _widened(filters: dict, date_fields: set[str]) -> list[dict]:
     return widened
 
 
-
 def _attempt(query: TableQuery, filters: dict, rows: int, error: str = "") -> dict:
     attempt = {"query": query.label_query, "filters": filters, "bucket": query.bucket, "rows": rows}
     return {**attempt, "error": error} if error else attempt
