@@ -29,6 +29,15 @@ _ASKS = re.compile(r"\b(?:change[sd]?|differen(?:ce|t)|differ|growth|grow|grew|r
 # Words that ask for one as often as for a printed value ("What was the total revenue?", "Why did X
 # increase?"): on TAT-QA dev, without an _ASKS word, 146 arithmetic questions and 150 others.
 _MAY_ASK = re.compile(r"\b(?:increase[sd]?|decrease[sd]?|percentage|percent|total)\b", re.IGNORECASE)
+# The operations a question's wording names, each by its words.
+_OPERATIONS = {
+    "percentage": re.compile(r"\bpercent(?:age)?\b|%", re.IGNORECASE),
+    "change": re.compile(r"\b(?:change[sd]?|differen(?:ce|t)|differ|increase[sd]?|decrease[sd]?|growth|grow|grew|"
+                         r"how much (?:more|less|higher|lower))\b", re.IGNORECASE),
+    "average": re.compile(r"\b(?:average|mean)\b", re.IGNORECASE),
+    "ratio": re.compile(r"\b(?:ratio|proportion|times)\b", re.IGNORECASE),
+    "sum": re.compile(r"\b(?:sum|combined|altogether)\b|\bin (?:total|all)\W*$", re.IGNORECASE),  # not "total revenue"
+}
 
 
 class ExpressionError(ValueError):
@@ -69,6 +78,12 @@ def may_ask_calculation(question: str) -> bool:
     """True when the wording may ask for a computed number or for a printed one ("total", "increase"):
     a calculation is then used only when the answer is not printed."""
     return bool(_MAY_ASK.search(question))
+
+
+def operations(question: str) -> frozenset[str]:
+    """The operations the question's wording names ("percentage" and "change" for "What is the
+    percentage change in X?"; none for a lookup)."""
+    return frozenset(name for name, words in _OPERATIONS.items() if words.search(question))
 
 
 def is_calculation(expression: str) -> bool:

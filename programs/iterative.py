@@ -44,6 +44,7 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError, LMError
 
 from corpus.tools import Corpus
+from programs.arithmetic import operations
 from programs.passage_answer import answer_from_passages
 from programs.result import check_input, error_text, measured, outcome
 from programs.strategy import Attempt, Policy, Strategy, ladder
@@ -210,7 +211,8 @@ class IterativeRetriever(dspy.Module):
                     for n, h in enumerate(hits, 1)]
         read = None
         try:
-            out = self.read(question=state.question, passages=passages)
+            out = self.read(question=state.question, passages=passages,
+                            demos=same_operations(self.read.predict.demos, state.question))
             calculation = out.calculation.expression
             read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources))
             reason = out.missing.strip() or read.problem
@@ -506,6 +508,14 @@ class _Run:
         """The recorded failures as the LM steps see them: one short line each, without repeating the question."""
         return [f"{f.strategy}{'' if f.item == self.question else f' for {f.item!r}'} failed: {f.reason[:MAX_REASON_CHARS]}"
                 for f in self.failures]
+
+
+def same_operations(demos: list, question: str) -> list:
+    """The read's demos whose question names the same operations as this one (`operations`): a 0.5B
+    read copies its demos' calculation, so a compiled program that showed every question a change
+    ("680 - 774") answered percentage changes with subtractions."""
+    asked = operations(question)
+    return [demo for demo in demos if operations(demo.get("question", "")) == asked]
 
 
 def _is_item(text: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
-                                 may_ask_calculation)
+                                 may_ask_calculation, operations)
 from programs.passage_answer import answer_from_passages, asks_yes_no, yes_or_no
 
 TABLE = {"doc_id": "ctx", "page": 1, "section": "Sales", "node_id": "seg:1", "score": 1.0,
@@ -46,6 +46,20 @@ def test_what_is_a_calculation_and_what_asks_for_one():
     assert not asks_calculation("In which year was the amount for Sensors the largest?")
     assert not asks_calculation("What were total sales in 2019?") and may_ask_calculation("What were total sales in 2019?")
     assert not may_ask_calculation("What were Other sales in 2019?")
+
+
+@pytest.mark.parametrize("question, named", [
+    ("What is the percentage change in Other in 2019 from 2018?", {"percentage", "change"}),
+    ("What was the change in the amount for Appliances in 2019 from 2018?", {"change"}),
+    ("What is the difference between the domestic and international discount rate?", {"change"}),
+    ("What is the 2019 average defined benefit schemes?", {"average"}),
+    ("What were the total liabilities of IMFT in 2018?", set()),
+    ("How much was spent on batteries in 2023 in total?", {"sum"}),
+    ("What was the net deferred tax asset amount in 2019 and 2018 respectively?", set()),
+    ("In which year was the amount for Sensors the largest?", set()),
+])
+def test_the_operations_a_question_names(question, named):
+    assert operations(question) == named
 
 
 def test_a_calculation_becomes_the_answer_with_each_operand_quoted_on_its_page():

@@ -284,6 +284,31 @@ def test_the_router_sees_its_worked_readings_until_a_compiled_state_replaces_the
     assert [demo["question"] for demo in loaded.route.demos] == ["Q?"]
 
 
+def test_the_read_is_shown_only_the_demos_whose_question_names_the_same_operations(small_corpus):
+    prompts = []
+
+    def read(inputs, prompt):
+        prompts.append(prompt)
+        return read_reply("3,650")
+
+    demos = [dspy.Example(question=question, passages=["[1] page 1 (Sales): Sales 680 774"], reasoning="r",
+                          calculation={"expression": expression}, answer=answer, sources=[1], missing="",
+                          augmented=True)
+             for question, expression, answer in [("What was the change in Sales from 2018?", "680 - 774", "-94"),
+                                                  ("What was the percentage change in Sales from 2018?",
+                                                   "(680 - 774) / 774 * 100", "-12.1447"),
+                                                  ("What were Sales in 2019?", "", "680")]]
+    program = IterativeRetriever(small_corpus)
+    program.read.predict.demos = demos
+    lm, _ = scripted_lm({"read": read})
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        for question in ("What was the percentage change in total revenue from 2022 to 2023?",
+                         "What was total revenue in 2023?", "What was the average revenue in 2023?"):
+            program(question=question, doc_id="report")
+    shown = [[demo["question"] for demo in demos if demo["question"] in prompt] for prompt in prompts]
+    assert shown == [["What was the percentage change in Sales from 2018?"], ["What were Sales in 2019?"], []]
+
+
 def test_what_a_small_model_writes_in_routes_and_findings_is_bounded_by_the_response_schema(small_corpus):
     class Recording(ScriptedEngine):
         def complete(self, request):
