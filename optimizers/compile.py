@@ -19,6 +19,7 @@ predictors: on the iterative program (seven) with 20 dev questions, "light" is 7
 Scores are answer accuracy (`answer_correct`). Demos bootstrapped from a correct run keep only its steps
 that did their job (an Extraction that found values printed in what it read, a Router reading in the
 question's words), and a predictor left without one keeps the uncompiled demos (optimizers/demos.py);
+the program shows its first-rung read only the demos asking for the same operations (programs/iterative.py);
 SIMBA appends its own demos and GEPA writes instructions only. GEPA's metric also says in words what was wrong
 (`feedback_metric`). The optimizers' LM calls go through DSPy's response cache (the embedded model's
 too) and every optimizer is seeded, so rerunning an interrupted compile with the same arguments replays

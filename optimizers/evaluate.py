@@ -14,8 +14,10 @@ import csv
 import hashlib
 import json
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import dspy
@@ -42,34 +44,60 @@ def default_index(dataset: str) -> Path:
     return runs_dir() / "indexes" / dataset
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What answers a dataset's questions: a program over its index (with a compiled state), its LM and
+    the metrics (a judge LM's, if given). A Ray worker builds its own from it (optimizers/distributed.py)."""
+
+    program: str
+    index: str
+    lm: str | None = None
+    compiled: str | None = None
+    max_iterations: int | None = None
+    judge_lm: str | None = None
+    conversational: bool = False
+
+    def build(self, threads: int | None = None) -> tuple[dspy.Module, dspy.LM, dict[str, Callable]]:
+        """The program, its LM (an in-process model decoding on `threads` threads) and the metrics."""
+        module = make_program(self.program, Corpus(self.index), self.max_iterations)
+        if self.compiled:
+            load_compiled(module, self.compiled)
+        if self.conversational:
+            module = Conversation(module.corpus, module)
+        judged = self.judge_lm and not self.conversational
+        metrics = dict(CHAT_METRICS if self.conversational else METRICS,
+                       **({"accuracy": make_judge_metric(make_lm(self.judge_lm))} if judged else {}))
+        return module, make_lm(self.lm, threads=threads), metrics
+
+
 def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, program: str = "iterative",
              lm: str | None = None, compiled: str | Path | None = None, split_name: str = "dev",
              limit: int | None = None, threads: int = 1, max_iterations: int | None = None,
-             judge_lm: str | None = None, progress: bool = False, track: bool = True) -> dict:
+             judge_lm: str | None = None, progress: bool = False, track: bool = True,
+             ray: str | None = None, workers: int | None = None) -> dict:
     """Evaluate `program` on the dataset's `split_name` questions; returns the summary (with the MLflow
     run id when tracked). The dataset's documents are ingested into `index` first (a no-op when
-    already there)."""
+    already there). `ray`: answer the questions on `workers` Ray workers, of a local Ray started on
+    this machine ("local") or of the cluster at that address (optimizers/distributed.py)."""
     examples, files = load_dataset(dataset, data)
     if not any(str(example.answer).strip() for example in examples):
         raise ValueError(f"{dataset} has no gold answers: it is retrieval-only (use `ferret eval --retrieval`)")
     chosen = split(examples, split_name)[:limit] if limit else split(examples, split_name)
     if not chosen:
         raise ValueError(f"no questions in split {split_name!r} of {dataset}")
+    if (workers and not ray) or (ray and threads > 1):
+        raise ValueError("--workers counts Ray workers and goes with --ray; --threads is for a run without Ray")
+    conversational = dataset in CONVERSATIONS
+    if ray and conversational:
+        raise ValueError(f"{dataset} is asked turn by turn, each turn after the one before: it cannot run on Ray")
     index = Path(index) if index else default_index(dataset)
     prepare_index(files, index)
-    conversational = dataset in CONVERSATIONS
-    module = make_program(program, Corpus(index), max_iterations)
-    if compiled:
-        load_compiled(module, compiled)
-    if conversational:
-        module = Conversation(module.corpus, module)
-    model = make_lm(lm)
-    metrics = dict(CHAT_METRICS if conversational else METRICS,
-                   **({"accuracy": make_judge_metric(make_lm(judge_lm))} if judge_lm and not conversational else {}))
+    setup = Setup(program, str(index), lm, str(compiled) if compiled else None, max_iterations, judge_lm, conversational)
+    module, model, metrics = setup.build()
     params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "lm": model.model,
               "compiled": str(compiled or ""), "compiled_sha256": _sha256(compiled) if compiled else "",
               "split": split_name, "limit": limit or "", "threads": threads, "judge_lm": judge_lm or "",
-              "git_commit": git_commit(),
+              "ray": ray or "", "workers": workers or "", "git_commit": git_commit(),
               **{name: getattr(module, name) for name in SETTINGS if hasattr(module, name)}}
     if judge_lm:
         from signatures.judge import JUDGE_PROMPT_VERSION
@@ -79,24 +107,35 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
     def questions() -> Iterator[dict]:
         if conversational:  # each turn depends on the ones before: in order, one thread
             return run_turns(module, model, chosen, metrics, progress)
+        if ray:
+            from optimizers.distributed import answer_on_ray
+
+            return answer_on_ray(setup, chosen, ray, workers, progress)
         return run_questions(module, model, chosen, metrics, threads, progress)
 
     if not track:
-        return {**{key: params[key] for key in RUN_KEYS}, **summarize(list(questions()))}
+        clock = time.perf_counter()
+        rows = list(questions())
+        return {**{key: params[key] for key in RUN_KEYS}, **summarize(rows),
+                "wall_seconds": round(time.perf_counter() - clock, 2)}
     return _tracked(params, len(chosen), module, questions)
+
+
+def answer_row(module: dspy.Module, lm: dspy.LM, example: dspy.Example, metrics: dict[str, Callable]) -> dict:
+    """The question's row: its scores, cost and outcome, plus the full result as `result`."""
+    with answering(lm):
+        try:
+            prediction = module(question=example.question, doc_id=example.get("doc_id"))
+        except Exception as error:  # a crash is a scored, counted outcome, not the end of the run
+            return _row(example, None, metrics, error_text(error))
+    return _row(example, prediction, metrics)
 
 
 def run_questions(module: dspy.Module, lm: dspy.LM, examples: list[dspy.Example],
                   metrics: dict[str, Callable], threads: int = 1, progress: bool = False) -> Iterator[dict]:
-    """Each question's row, in the examples' order, as it is done: its scores, cost and outcome, plus
-    the full result as `result`."""
+    """Each question's row (`answer_row`), in the examples' order, as it is done."""
     def one(example: dspy.Example) -> dict:
-        with answering(lm):
-            try:
-                prediction = module(question=example.question, doc_id=example.get("doc_id"))
-            except Exception as error:  # a crash is a scored, counted outcome, not the end of the run
-                return _row(example, None, metrics, error_text(error))
-        return _row(example, prediction, metrics)
+        return answer_row(module, lm, example, metrics)
 
     bar = tqdm(total=len(examples), desc="questions", unit="q", disable=not progress)
     pool = ThreadPoolExecutor(threads) if threads > 1 else None
@@ -181,6 +220,7 @@ def _tracked(params: dict, total: int, module: dspy.Module, questions: Callable[
         mlflow.log_params(params)
         mlflow.set_tag("kind", "eval")
         rows: list[dict] = []
+        clock = time.perf_counter()
         try:
             for row in questions():
                 rows.append(row)
@@ -191,6 +231,8 @@ def _tracked(params: dict, total: int, module: dspy.Module, questions: Callable[
             mlflow.end_run("KILLED")
             raise
         summary = _log_results(run.info.run_id, params, rows, module)
+        summary["wall_seconds"] = round(time.perf_counter() - clock, 2)
+        mlflow.log_metric("wall_seconds", summary["wall_seconds"])
         artifacts = mlflow.get_artifact_uri()
     return {**{key: params[key] for key in RUN_KEYS}, **summary, "artifacts": artifacts,
             "mlflow_run_id": run.info.run_id}

@@ -128,6 +128,11 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--split", choices=["train", "dev", "test", "all"], default="dev")
     evaluate.add_argument("--limit", type=_count(1, MAX_QUESTIONS), help="first N questions of the split")
     evaluate.add_argument("--threads", type=_count(1, MAX_THREADS), default=1)
+    evaluate.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                          help="answer the questions on Ray workers: a local Ray on this machine, or the cluster "
+                               "at ADDRESS (auto, HOST:6379, ray://HOST:10001) started with `ray start --head`")
+    evaluate.add_argument("--workers", type=_count(1, MAX_THREADS),
+                          help="with --ray: workers, one CPU each (default: this machine's cores, or the cluster's CPUs)")
     evaluate.add_argument("--retrieval", action="store_true",
                           help="retrieval only, no LM: recall@5, nDCG@10, recall@100 of text, semantic, hybrid search")
     evaluate.add_argument("--query-from", choices=["question", "evidence"], default="question",
@@ -356,7 +361,8 @@ def _eval(args) -> int:
             else:
                 summary = evaluate(args.dataset, args.data, args.index, args.program, args.lm, args.compiled,
                                    args.split, args.limit, args.threads, args.max_iterations, args.judge_lm,
-                                   progress=sys.stderr.isatty(), track=not args.no_track)
+                                   progress=sys.stderr.isatty(), track=not args.no_track, ray=args.ray,
+                                   workers=args.workers)
     except KeyboardInterrupt as interrupt:  # the questions done are kept in the run, marked KILLED
         print(f"ferret: {interrupt or 'eval interrupted'}", file=sys.stderr)
         return 130

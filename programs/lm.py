@@ -352,20 +352,21 @@ def check_gguf(path: str) -> str:
     return path
 
 
-def make_lm(spec: str | None = None, **kwargs) -> dspy.LM:
+def make_lm(spec: str | None = None, threads: int | None = None, **kwargs) -> dspy.LM:
     """A dspy.LM for `spec`: "local" (the embedded model), "local:PATH" (any GGUF chat model file, run
     in-process the same way) or any LiteLLM model string.
 
     `spec` defaults to env `FERRET_LM`, then "local". The in-process models default to temperature 0,
-    max_tokens 512 and no response cache; keyword arguments override these and go to dspy.LM.
+    max_tokens 512 and no response cache, and decode on `threads` threads (default: one per core this
+    process may run on); keyword arguments override these and go to dspy.LM.
     """
     spec = spec or os.environ.get("FERRET_LM") or "local"
     options = {"temperature": 0.0, "max_tokens": LOCAL_MAX_TOKENS, "cache": False, **kwargs}
     if spec == "local":
-        return dspy.LM(LOCAL_MODEL, engine=shared_engine(), **options)
+        return dspy.LM(LOCAL_MODEL, engine=shared_engine(n_threads=threads), **options)
     if spec.startswith("local:"):
         path = check_gguf(spec.removeprefix("local:"))
-        return dspy.LM(f"local/{Path(path).stem}", engine=shared_engine(path), **options)
+        return dspy.LM(f"local/{Path(path).stem}", engine=shared_engine(path, n_threads=threads), **options)
     check_model(spec)
     return dspy.LM(spec, **kwargs)
 

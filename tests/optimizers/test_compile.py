@@ -80,7 +80,7 @@ def scripted(tmp_path, monkeypatch, small_corpus):
     monkeypatch.setenv("FERRET_RUNS", str(tmp_path / "runs"))
     lm, engine = scripted_lm(SCRIPT)
     monkeypatch.setattr(optimizers.compile, "make_lm", lambda spec=None, **options: lm)
-    monkeypatch.setattr(optimizers.evaluate, "make_lm", lambda spec=None: lm)
+    monkeypatch.setattr(optimizers.evaluate, "make_lm", lambda spec=None, threads=None: lm)
     monkeypatch.setattr(optimizers.compile, "BUDGETS", {name: {"light": settings} for name, settings in TINY.items()})
     qa = tmp_path / "qa.jsonl"
     qa.write_text("".join(json.dumps({"id": id_, "question": question, "answer": gold, "doc_id": doc_id,
@@ -162,7 +162,7 @@ def test_ferret_compile_json_mlflow_runs_and_ask_with_the_compiled_program(scrip
     accuracy = next(line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("accuracy "))
     assert accuracy[1:] == ["0.3333", "1"]
 
-    monkeypatch.setattr(programs.lm, "make_lm", lambda spec=None: lm)
+    monkeypatch.setattr(programs.lm, "make_lm", lambda spec=None, threads=None: lm)
     question = "What was Consumer segment revenue in 2022?"
     for compiled, status in ((["--compiled", result["compiled_path"]], "answer"), ([], "fail")):
         assert main(["ask", question, "--index", index, "--doc", "report", "--json", *compiled]) == 0

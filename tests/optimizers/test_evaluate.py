@@ -34,7 +34,7 @@ def always_total_revenue(inputs):
 def runs(tmp_path, monkeypatch, small_corpus):
     monkeypatch.setenv("FERRET_RUNS", str(tmp_path / "runs"))
     lm, engine = scripted_lm({"answer": always_total_revenue})
-    monkeypatch.setattr(optimizers.evaluate, "make_lm", lambda spec=None: lm)
+    monkeypatch.setattr(optimizers.evaluate, "make_lm", lambda spec=None, threads=None: lm)
     qa = tmp_path / "qa.jsonl"
     qa.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
     return qa, small_corpus.store.dir, engine

@@ -279,7 +279,7 @@ def test_ferret_eval_sample_chat_reports_turn_and_rewrite_accuracy(sample_index,
     gold = {example.question: example.standalone for example in examples}
     lm, engine = scripted_lm({"rewrite": lambda inputs: {"new_topic": False, "question": gold[inputs["turn"]],
                                                          "scope": {}}})
-    monkeypatch.setattr(optimizers.evaluate, "make_lm", lambda spec=None: lm)
+    monkeypatch.setattr(optimizers.evaluate, "make_lm", lambda spec=None, threads=None: lm)
     assert main(["eval", "--dataset", "sample-chat", "--data", str(SAMPLE), "--index", str(sample_index),
                  "--split", "all", "--limit", "7", "--max-iterations", "1", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

@@ -77,7 +77,7 @@ def test_the_one_call_baseline_fails_with_the_reason_too(small_corpus, failing_e
 def test_an_evaluation_goes_on_and_counts_the_failed_questions(sample_index, failing_endpoint, monkeypatch):
     lm, requests = failing_endpoint
     failing = lm("429")
-    monkeypatch.setattr(evaluate_module, "make_lm", lambda spec=None: failing)
+    monkeypatch.setattr(evaluate_module, "make_lm", lambda spec=None, threads=None: failing)
     summary = evaluate_module.evaluate("sample", SAMPLE, sample_index, "iterative", "openai/fake", limit=3, track=False)
     assert (summary["n"], summary["n_fail"], summary["n_error"], summary["accuracy"]) == (3, 3, 0, 0.0)
     assert len(requests) == 6
