@@ -8,6 +8,7 @@ a table's declared scale ("(In thousands)") does. Percentages are never scaled.
 """
 from __future__ import annotations
 
+import math
 import re
 
 from corpus.records import Value
@@ -128,5 +129,6 @@ def number_spans(text: str) -> list[tuple[int, int, float]]:
             number *= _SCALE_WORDS[match["word"].lower()]
         elif glued and (glued not in ("m", "b") or match["cur"]):
             number *= _SCALE_WORDS[glued]
-        spans.append((match.start(), match.end(), number))
+        if math.isfinite(number):  # 310 digits and more overflow a float: no value, nothing to verify
+            spans.append((match.start(), match.end(), number))
     return spans

@@ -2,6 +2,7 @@
 import pytest
 
 from corpus.numbers import detect_scale, numbers_in, parse_number, parse_value
+from programs.verify import verify_pages
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -94,3 +95,11 @@ def test_numbers_in_running_text():
 def test_numbers_in_skips_dates_and_identifiers():
     assert numbers_in("On 12/31/2022 and 2023-04-01, COVID-19 in Q4 under Item 1A") == []
     assert numbers_in("Adjusted EPS of $2.35 increasing by 10.3%*") == pytest.approx([2.35, 10.3])
+
+
+def test_a_number_too_long_for_a_float_is_no_number():
+    """A react answer on FinanceBench at a505311 ran a thousands-separated number past 310 digits: it
+    was read as infinity and crashed the citation check."""
+    endless = "$5,409" + ",000" * 110
+    assert numbers_in(f"Inventories were {endless}, or 5,409.") == [5409.0]
+    assert verify_pages(endless, [("d", 1)], lambda doc, page: "Inventories 5,409", lambda doc: "d.pdf").citations
