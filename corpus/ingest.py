@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from corpus.cluster import RayIngest, ray_workers
 from corpus.dense import DEFAULT_EMBEDDER, Embedder, VectorIndex, get_embedder
 from corpus.filters import infer_type
 from corpus.graph import find_cross_references
@@ -124,9 +125,12 @@ def load_metadata(path: str | Path) -> dict[str, dict]:
 
 def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "default",
            metadata_file: str | Path | None = None, id_prefix: str = "", embedder: str | None = None,
-           workers: int | None = None, progress: bool = False, commit_pages: int = COMMIT_PAGES) -> IngestReport:
+           workers: int | None = None, progress: bool = False, commit_pages: int = COMMIT_PAGES,
+           ray: str | None = None) -> IngestReport:
     """Ingest files and folders into `index_dir`, committing a batch of at least `commit_pages` pages
-    at a time; returns what happened, file by file. Stopped, it raises `IngestInterrupted`."""
+    at a time; returns what happened, file by file. Stopped, it raises `IngestInterrupted`. `ray`:
+    parse and embed on `workers` Ray workers, of a local Ray ("local") or of the cluster at that
+    address (corpus/cluster.py); the commits stay in this process."""
     if not _BUCKET_NAME.match(bucket):
         raise ValueError(f"bad bucket name {bucket!r}: letters, digits, '_', '-', '.' (max 64)")
     metadata = load_metadata(metadata_file) if metadata_file else {}
@@ -138,7 +142,7 @@ def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "defaul
     try:
         with one_ingest_at_a_time(store.dir):
             _ingest_files(store, files, bucket, metadata, id_prefix, embedder, workers, progress, report, clock,
-                          commit_pages)
+                          commit_pages, ray)
     except KeyboardInterrupt as stop:
         raise IngestInterrupted(str(stop) or "ingest interrupted", report) from stop
     finally:
@@ -161,7 +165,8 @@ def one_ingest_at_a_time(index_dir: Path) -> Iterator[None]:
 
 
 def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, id_prefix: str, embedder: str | None,
-                  workers: int | None, progress: bool, report: IngestReport, clock: float, commit_pages: int) -> None:
+                  workers: int | None, progress: bool, report: IngestReport, clock: float, commit_pages: int,
+                  ray: str | None) -> None:
     """The ingest proper, under the lock: classify every file, then parse, segment, embed and commit
     one generation per batch."""
     spec = _embedder_spec(store, embedder)
@@ -189,12 +194,22 @@ def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, 
     if not (work or info_updates):  # nothing new: the embedder (seconds to load) is not loaded
         return
     model = get_embedder(spec)
+    with ray_workers(ray, workers) if ray else nullcontext() as count:
+        on_ray = RayIngest(spec, count) if ray else None
+        _ingest_batches(store, spec, model, work, info_updates, bucket, metadata, existing, workers, progress, report,
+                        commit_pages, on_ray)
+
+
+def _ingest_batches(store: Store, spec: str, model: Embedder, work: list, info_updates: list, bucket: str,
+                    metadata: dict, existing: dict, workers: int | None, progress: bool, report: IngestReport,
+                    commit_pages: int, on_ray: RayIngest | None) -> None:
+    """Parse, segment, embed and commit `work`, one generation per batch."""
     indexed = store.conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
     for batch in _batches(work, commit_pages, indexed) or [[]]:  # metadata updates alone: one commit
         clock = time.perf_counter()
         documents = [item for item in batch if isinstance(item, tuple)]
         documents += _parse_pdfs([item for item in batch if isinstance(item, _PendingPdf)], metadata, workers,
-                                 progress, report)
+                                 progress, report, on_ray)
         _add_time(report, "parse", clock)
 
         clock = time.perf_counter()
@@ -213,7 +228,7 @@ def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, 
         clock = time.perf_counter()
         texts = {content_hash(s.text): s.text for doc, _, _ in documents for s in doc.segments}
         texts.update({content_hash(a.label): a.label for doc, _, _ in documents for a in doc.annotations})
-        _embed_missing(store, model, texts, progress)
+        _embed_missing(store, model, texts, progress, on_ray)
         _add_time(report, "embed", clock)
 
         clock = time.perf_counter()
@@ -280,8 +295,8 @@ def _classify(row, digest: str, bucket: str, meta: dict, report: IngestReport,
 
 
 def _parse_pdfs(pending: list[_PendingPdf], metadata: dict, workers: int | None, progress: bool,
-                report: IngestReport) -> list[tuple[ParsedDocument, Path, dict]]:
-    """Extract every page of every pending PDF, in page ranges spread over worker processes."""
+                report: IngestReport, on_ray: RayIngest | None = None) -> list[tuple[ParsedDocument, Path, dict]]:
+    """Extract every page of every pending PDF, in page ranges spread over worker processes (or Ray's)."""
     workers = max(1, workers or os.cpu_count() or 1)
     tasks = []
     for item in pending:
@@ -291,7 +306,11 @@ def _parse_pdfs(pending: list[_PendingPdf], metadata: dict, workers: int | None,
     failed: dict[str, IngestError] = {}
     total = sum(item.page_count for item in pending)
     with tqdm(total=total, unit="page", desc="parse", disable=not progress or total == 0) as bar:
-        if workers == 1 or len(tasks) <= 1:
+        if on_ray:
+            read = on_ray.read([(str(item.path), start, stop) for item, start, stop in tasks])
+            for (item, start, stop), texts in zip(tasks, read):
+                _collect(item, start, stop, lambda texts=texts: _raised(texts), pages, failed, bar)
+        elif workers == 1 or len(tasks) <= 1:
             for item, start, stop in tasks:
                 _collect(item, start, stop, lambda: read_pages(item.path, start, stop), pages, failed, bar)
         else:
@@ -316,6 +335,12 @@ def _parse_pdfs(pending: list[_PendingPdf], metadata: dict, workers: int | None,
     return parsed
 
 
+def _raised(result: list[str] | IngestError) -> list[str]:
+    if isinstance(result, IngestError):
+        raise result
+    return result
+
+
 def _collect(item: _PendingPdf, start: int, stop: int, result, pages: dict, failed: dict, bar: tqdm) -> None:
     try:
         pages[item.doc_id][start] = result()
@@ -332,13 +357,17 @@ def _embedder_spec(store: Store, requested: str | None) -> str:
     return stored or requested or DEFAULT_EMBEDDER
 
 
-def _embed_missing(store: Store, model: Embedder, texts: dict[str, str], progress: bool, batch: int = 256) -> None:
+def _embed_missing(store: Store, model: Embedder, texts: dict[str, str], progress: bool,
+                   on_ray: RayIngest | None = None, batch: int = 256) -> None:
+    """Embed the texts whose vectors are not cached yet, caching them batch by batch (on Ray's workers,
+    batches in flight on every worker)."""
     cached = store.cached_vectors(model.name, list(texts))
     missing = [key for key in texts if key not in cached]
+    batches = [missing[start:start + batch] for start in range(0, len(missing), batch)]
+    embedded = (on_ray.embed([[texts[key] for key in keys] for keys in batches]) if on_ray
+                else (model([texts[key] for key in keys]) for keys in batches))
     with tqdm(total=len(missing), unit="text", desc="embed", disable=not progress or not missing) as bar:
-        for start in range(0, len(missing), batch):
-            keys = missing[start:start + batch]
-            vectors = model([texts[key] for key in keys])
+        for keys, vectors in zip(batches, embedded):
             store.conn.execute("BEGIN")
             store.cache_vectors(model.name, dict(zip(keys, vectors)))
             store.conn.execute("COMMIT")

@@ -75,7 +75,9 @@ def _parser() -> argparse.ArgumentParser:
     ingest.add_argument("--metadata", help="JSONL of per-file metadata: one object per line with a 'file' field")
     ingest.add_argument("--id-prefix", default="", help="prefix for document ids (ingest a corpus again as a copy)")
     ingest.add_argument("--embedder", help="embedding model: 'minilm' (default, offline) or a LiteLLM model string")
-    ingest.add_argument("--workers", type=_count(1, MAX_THREADS), help="processes for PDF parsing (default: all cores)")
+    ingest.add_argument("--workers", type=_count(1, MAX_THREADS),
+                        help="processes for PDF parsing, or Ray workers with --ray (default: all cores, or the cluster's CPUs)")
+    _ray_options(ingest, "parse PDFs and embed on Ray workers", workers=False)
     ingest.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
     search = commands.add_parser("search", help="search an index as the agents' tools do")
@@ -128,11 +130,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--split", choices=["train", "dev", "test", "all"], default="dev")
     evaluate.add_argument("--limit", type=_count(1, MAX_QUESTIONS), help="first N questions of the split")
     evaluate.add_argument("--threads", type=_count(1, MAX_THREADS), default=1)
-    evaluate.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
-                          help="answer the questions on Ray workers: a local Ray on this machine, or the cluster "
-                               "at ADDRESS (auto, HOST:6379, ray://HOST:10001) started with `ray start --head`")
-    evaluate.add_argument("--workers", type=_count(1, MAX_THREADS),
-                          help="with --ray: workers, one CPU each (default: this machine's cores, or the cluster's CPUs)")
+    _ray_options(evaluate, "answer the questions on Ray workers")
     evaluate.add_argument("--retrieval", action="store_true",
                           help="retrieval only, no LM: recall@5, nDCG@10, recall@100 of text, semantic, hybrid search")
     evaluate.add_argument("--query-from", choices=["question", "evidence"], default="question",
@@ -175,6 +173,7 @@ def _parser() -> argparse.ArgumentParser:
     bench_ingest.add_argument("paths", nargs="+")
     bench_ingest.add_argument("--index", help="fresh index directory to keep (default: a temporary one)")
     bench_ingest.add_argument("--workers", type=_count(1, MAX_THREADS))
+    _ray_options(bench_ingest, "parse PDFs and embed on Ray workers", workers=False)
     bench_ingest.add_argument("--json", action="store_true")
     bench_search = targets.add_parser("search", help="p50/p95 latency of each tool on an index")
     bench_search.add_argument("--index", default=DEFAULT_INDEX)
@@ -196,6 +195,15 @@ def _dataset_options(parser: argparse.ArgumentParser, datasets: str) -> None:
     parser.add_argument("--lm", help="the program's LM: LiteLLM model string, or 'local' (default; env FERRET_LM)")
 
 
+def _ray_options(parser: argparse.ArgumentParser, what: str, workers: bool = True) -> None:
+    parser.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                        help=f"{what}: a local Ray on this machine, or the cluster at ADDRESS (auto, HOST:6379, "
+                             "ray://HOST:10001) started with `ray start --head`")
+    if workers:
+        parser.add_argument("--workers", type=_count(1, MAX_THREADS),
+                            help="with --ray: workers, one CPU each (default: this machine's cores, or the cluster's CPUs)")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -214,7 +222,7 @@ def _ingest(args) -> int:
         with _sigterm_as_interrupt():
             report = ingest(args.paths, args.index, bucket=args.bucket, metadata_file=args.metadata,
                             id_prefix=args.id_prefix, embedder=args.embedder, workers=args.workers,
-                            progress=not args.json and sys.stderr.isatty())
+                            progress=not args.json and sys.stderr.isatty(), ray=args.ray)
     except IngestError as error:  # bad --metadata: nothing was touched
         print(f"ferret: error: {error}", file=sys.stderr)
         return 2
@@ -447,7 +455,8 @@ def _bench(args) -> int:
     from corpus.bench import bench_ingest, bench_search
 
     if args.target == "ingest":
-        result = bench_ingest(args.paths, args.index, args.workers, progress=not args.json and sys.stderr.isatty())
+        result = bench_ingest(args.paths, args.index, args.workers, progress=not args.json and sys.stderr.isatty(),
+                              ray=args.ray)
     elif args.target == "lm":
         from optimizers.evaluate import default_index
         from programs.bench import bench_lm

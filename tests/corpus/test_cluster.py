@@ -1,0 +1,35 @@
+"""`ferret ingest --ray`: PDFs parsed and texts embedded on Ray workers give the index an ingest without
+Ray gives, and a bad file still fails alone."""
+from __future__ import annotations
+
+import numpy as np
+
+from corpus.ingest import ingest
+from corpus.tools import Corpus
+
+FILINGS = ("FOOTLOCKER_2022_8K_dated-2022-05-20", "AMCOR_2022_8K_dated-2022-07-01")
+
+
+def contents(index) -> tuple[list, np.ndarray]:
+    corpus = Corpus(index)
+    rows = corpus.store.conn.execute("SELECT * FROM segments ORDER BY id").fetchall()
+    return [tuple(row) for row in rows], corpus.vectors.vectors
+
+
+def test_an_ingest_on_two_ray_workers_builds_the_index_an_ingest_without_ray_builds(tmp_path, pdf):
+    (tmp_path / "docs").mkdir()
+    for name in FILINGS:
+        (tmp_path / "docs" / f"{name}.pdf").write_bytes(pdf(name).read_bytes())
+    (tmp_path / "docs" / "truncated.pdf").write_bytes(pdf(FILINGS[0]).read_bytes()[:3000])
+    (tmp_path / "docs" / "notes.md").write_text("# Notes\n\nInventories were 5,409 at the end of 2019.")
+
+    alone = ingest([tmp_path / "docs"], tmp_path / "alone", commit_pages=5)
+    on_ray = ingest([tmp_path / "docs"], tmp_path / "ray", commit_pages=5, ray="local", workers=2)
+
+    assert on_ray.added == alone.added and sorted(on_ray.added) == sorted(["notes", *FILINGS])
+    assert on_ray.commits == alone.commits > 1
+    assert [(e.file, e.reason) for e in on_ray.errors] == [(e.file, e.reason) for e in alone.errors]
+    assert [e.file.split("/")[-1] for e in on_ray.errors] == ["truncated.pdf"]
+    (rows, vectors), (ray_rows, ray_vectors) = contents(tmp_path / "alone"), contents(tmp_path / "ray")
+    assert ray_rows == rows and len(rows) > 50
+    assert ray_vectors.shape == vectors.shape and np.allclose(ray_vectors, vectors, atol=1e-5)
