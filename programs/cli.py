@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return {"ingest": _ingest, "search": _search, "ask": _ask, "chat": _chat, "export": _export, "demo": _demo, "eval": _eval,
                 "compile": _compile, "runs": _runs, "bench": _bench}[args.command](args)
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, FileNotFoundError, ConnectionError) as error:  # ConnectionError: a --ray ADDRESS
         print(f"ferret: error: {error}", file=sys.stderr)
         return 2
 
