@@ -63,7 +63,7 @@ def test_ferret_demo_ingests_asks_and_evaluates(sample_index, questions, capsys,
         {"decision": {"route": "structured", **decisions[inputs["question"]]}} if inputs["question"] in decisions
         else {"decision": {"intent": "lookup", "route": "hybrid"}})})
     for module in ("programs.lm", "optimizers.evaluate"):  # the ask step, and the eval step
-        monkeypatch.setattr(f"{module}.make_lm", lambda spec=None: lm)
+        monkeypatch.setattr(f"{module}.make_lm", lambda spec=None, threads=None: lm)
     assert main(["demo", "--index", str(sample_index), "--limit", "6"]) == 0
     out = capsys.readouterr().out
     assert "1/3 ingest" in out and "2/3 ask" in out and "3/3 eval: the first 6 sample questions" in out
