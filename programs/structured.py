@@ -27,6 +27,7 @@ from pathlib import Path
 
 from corpus.lexical import tokenize
 from corpus.tools import Corpus, write_annotations_csv
+from programs.arithmetic import SUM_ASKED
 from programs.result import outcome
 from signatures.types import Constraint, Finding, RouteDecision
 
@@ -42,11 +43,6 @@ _AGGREGATE_CUES = {
     "min": r"\b(min|minimum|lowest|smallest|least|cheapest)\b",
     "max": r"\b(max|maximum|highest|largest|most|biggest|greatest)\b",
     "count": r"\b(how many|number of|count)\b"}
-# A question that ends "...in total?" asks for a sum whatever the Router read: the embedded 0.5B Router
-# read "How much was spent on batteries in 2023 in total?" as a lookup, and the loop answered from an
-# annual report's inventory note. Of the TAT-QA, FinanceBench and HotpotQA questions, 4 of TAT-QA's end so
-# (none of the dev questions the README's table scores).
-_SUM_ASKED = re.compile(r"\b(?:in total|altogether|in all|combined)\W*$", re.IGNORECASE)
 _OP_WORDS = {"sum": "Sum", "avg": "Average", "min": "Minimum", "max": "Maximum", "count": "Count"}
 # "List every...", "Which receipts contain...", "From which vendors did...": which things (a plural, then
 # a verb) match, not which one ("Which magazine was started first?")
@@ -117,9 +113,9 @@ def grounded(terms: list[str], question: str) -> list[str]:
 def asked_aggregate(op: str, question: str) -> str:
     """The Router's aggregate when the question's wording asks for it ("total", "how many", "average",
     "highest"...), else "none": an aggregate over the rows of a lookup question sums unrelated rows. A
-    question ending "in total" (`_SUM_ASKED`) asks for a sum when the Router read none."""
+    question ending "in total" (`SUM_ASKED`) asks for a sum when the Router read none."""
     cue = _AGGREGATE_CUES.get(op)
-    if op == "none" and _SUM_ASKED.search(question):
+    if op == "none" and SUM_ASKED.search(question):
         return "sum"
     return op if cue and re.search(cue, question, re.IGNORECASE) else "none"
 
