@@ -9,11 +9,13 @@ import random
 import resource
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import numpy as np
 
-from corpus.ingest import ingest
+from corpus.dense import get_embedder
+from corpus.ingest import IngestReport, ingest, remove
 from corpus.ranking import top_rows
 from corpus.tools import Corpus
 
@@ -48,13 +50,44 @@ def bench_ingest(paths: list[str], index_dir: str | None = None, workers: int | 
     }
 
 
+def bench_add(path: str, index_dir: str) -> dict:
+    """The time to add one file to an empty index and to the index at `index_dir` (under a fresh id
+    prefix, removed again afterwards), with the embedder loaded beforehand. The ratio without the
+    embedding stage is the one that says what the index's size costs: a vector the index has cached
+    before is not embedded again, and is cached nowhere in a new index."""
+    index = Corpus(index_dir)
+    get_embedder(index.store.meta("embedder_spec"))
+    with tempfile.TemporaryDirectory(prefix="ferret-bench-") as scratch:
+        alone = _timed(path, Path(scratch) / "index")
+    prefix = f"bench-{uuid.uuid4().hex[:8]}-"
+    onto = _timed(path, index_dir, prefix)
+    remove(onto.pop("added"), index_dir)
+    alone.pop("added")
+    return {"file": str(path), "index": str(index_dir), "index_segments": len(index.segments.live_ids()),
+            "index_shards": len(index.segments.numbers), "empty_index": alone, "onto_index": onto,
+            "ratio": round(onto["seconds"] / alone["seconds"], 2),
+            "ratio_without_embedding": round((onto["seconds"] - onto["stage_seconds"].get("embed", 0))
+                                             / (alone["seconds"] - alone["stage_seconds"].get("embed", 0)), 2)}
+
+
+def _timed(path: str, index_dir: str | Path, id_prefix: str = "") -> dict:
+    start = time.perf_counter()
+    report: IngestReport = ingest([path], index_dir, id_prefix=id_prefix)
+    seconds = time.perf_counter() - start
+    if report.errors or not report.added:
+        raise ValueError(f"{path}: not added ({'; '.join(map(str, report.errors)) or 'already in the index'})")
+    return {"added": report.added, "pages": report.pages,
+            "segments": report.segments, "seconds": round(seconds, 2),
+            "stage_seconds": {k: round(v, 2) for k, v in report.seconds.items()}}
+
+
 def sample_queries(corpus: Corpus, n: int, seed: int = 0) -> list[str]:
     """`n` short queries made of 2-5 consecutive words of random segments of the index itself."""
     rng = random.Random(seed)
-    count = len(corpus.segment_ids)
+    ids = corpus.segments.live_ids()
     rows = corpus.store.conn.execute(
-        f"SELECT text FROM segments WHERE id IN ({','.join('?' * min(n, count))})",
-        [int(corpus.segment_ids[rng.randrange(count)]) for _ in range(min(n, count))]).fetchall()
+        f"SELECT text FROM segments WHERE id IN ({','.join('?' * min(n, len(ids)))})",
+        [int(ids[rng.randrange(len(ids))]) for _ in range(min(n, len(ids)))]).fetchall()
     queries = []
     for (text,) in rows:
         words = [w for w in text.split() if w.isalpha() and len(w) > 3] or ["revenue"]
@@ -71,7 +104,8 @@ def bench_search(index_dir: str, n: int = 200, top_k: int = 10) -> dict:
     rng = random.Random(1)
     docs = [rng.choice(doc_ids) for _ in queries]
     sections = [rng.choice(corpus.section_index(doc))["title"] for doc in docs]
-    seg_nodes = [f"seg:{int(corpus.segment_ids[rng.randrange(len(corpus.segment_ids))])}" for _ in queries]
+    ids = corpus.segments.live_ids()
+    seg_nodes = [f"seg:{int(ids[rng.randrange(len(ids))])}" for _ in queries]
     calls = {
         "search_text": lambda i: corpus.search_text(queries[i], top_k=top_k),
         "search_text_doc": lambda i: corpus.search_text(queries[i], top_k=top_k, doc_id=docs[i]),
@@ -93,19 +127,19 @@ def bench_search(index_dir: str, n: int = 200, top_k: int = 10) -> dict:
             timings.append((time.perf_counter() - start) * 1000)
         results[name] = {"p50_ms": round(float(np.percentile(timings, 50)), 2),
                          "p95_ms": round(float(np.percentile(timings, 95)), 2), "calls": len(timings)}
-    return {"index": str(index_dir), "segments": int(len(corpus.segment_ids)), "documents": len(doc_ids),
-            "annotation_labels": int(len(corpus.label_ids)), "tools": results,
+    return {"index": str(index_dir), "segments": len(ids), "shards": len(corpus.segments.numbers),
+            "documents": len(doc_ids), "annotation_labels": len(corpus.labels.live_ids()), "tools": results,
             "dense": dense_recall(corpus, queries, top_k), **peak_rss_mb()}
 
 
 def dense_recall(corpus: Corpus, queries: list[str], k: int) -> dict:
     """Whether unfiltered semantic search is approximate (an HNSW graph) and, if so, the share of the
     exact top `k` rows it returns, over `queries`."""
-    vectors = corpus.vectors
+    vectors = corpus.segments
     if not vectors.approximate:
         return {"approximate": False}
     found = 0
     for query in corpus.embedder(queries):
-        exact = {row for row, _ in top_rows(vectors.scores(query), k)}
+        exact = {row for row, _ in top_rows(vectors.dense_scores(query), k)}
         found += len(exact & {row for row, _ in vectors.top(query, k)})
     return {"approximate": True, f"recall@{k}_vs_exact": round(found / (k * len(queries)), 4)}

@@ -72,13 +72,21 @@ _EMBEDDERS: dict[str, Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
+def _is_minilm(spec: str | None) -> bool:
+    return spec in (None, DEFAULT_EMBEDDER, MiniLMEmbedder.name)
+
+
+def embedder_name(spec: str | None = None) -> str:
+    """The name `spec`'s embedder caches its vectors under, without loading it."""
+    return MiniLMEmbedder.name if _is_minilm(spec) else spec
+
+
 def get_embedder(spec: str | None = None) -> Embedder:
     """The embedder for `spec` ("minilm" or a LiteLLM model string), loaded once per process."""
     spec = spec or DEFAULT_EMBEDDER
     with _EMBEDDERS_LOCK:
         if spec not in _EMBEDDERS:
-            _EMBEDDERS[spec] = MiniLMEmbedder() if spec in (DEFAULT_EMBEDDER, MiniLMEmbedder.name) \
-                else LiteLLMEmbedder(spec)
+            _EMBEDDERS[spec] = MiniLMEmbedder() if _is_minilm(spec) else LiteLLMEmbedder(spec)
         return _EMBEDDERS[spec]
 
 

@@ -1,4 +1,4 @@
-"""`ferret ingest`: files → parsed documents → atomic new generations of the index, a batch at a time.
+"""`ferret ingest`: files → parsed documents → one new shard of the index per batch, committed atomically.
 
 Idempotent by content hash (an unchanged file is skipped, a changed one replaced, a metadata-only
 change updates the row), crash-safe (see `corpus.store`), PDF pages parsed in parallel across
@@ -10,44 +10,36 @@ Bad files get one clear error line each and the rest is ingested.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-import logging
 import os
 import re
 import time
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
-import numpy as np
 from tqdm import tqdm
 
 from corpus.cluster import RayIngest, ray_workers
-from corpus.dense import DEFAULT_EMBEDDER, Embedder, VectorIndex, get_embedder
+from corpus.dense import DEFAULT_EMBEDDER, Embedder, embedder_name, get_embedder
 from corpus.filters import infer_type
 from corpus.graph import find_cross_references
-from corpus.lexical import LexicalIndex
 from corpus.passages import JSON_SUFFIXES, TEXT_SUFFIXES, content_hash, load_passages, load_text_file
 from corpus.pdf import IngestError, open_pdf, outline_entries, read_pages
 from corpus.records import ParsedDocument, Section
 from corpus.sections import build_sections
 from corpus.segments import segment_document
-from corpus.store import Store
+from corpus.shards import build_shard, drop_empty_shards
+from corpus.store import Store, one_writer_at_a_time
 
 SUPPORTED_SUFFIXES = {".pdf"} | TEXT_SUFFIXES | JSON_SUFFIXES
 BUCKET_METADATA = "metadata.jsonl"  # a folder holding this file is a bucket (see ingest_bucket_folder)
 MIN_PAGES_PER_TASK = 16
-# Each commit rebuilds the derived indexes of the whole index (5.5 s at FinanceBench's 17k segments, on a
-# core an LM run shared), so a batch is this many pages or a quarter of the pages already indexed, whichever
-# is more: the rebuilds then cost a few times one build in all. 200 pages are about 30 s of an ingest on two
-# cores (6.75 pages/s).
+# A batch of this many pages is committed as one shard: about 30 s of an ingest on two cores (6.75 pages/s).
 COMMIT_PAGES = 200
-logger = logging.getLogger(__name__)
 _BUCKET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _METADATA_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _FILE_KEYS = ("file", "file_name", "filename")
@@ -140,7 +132,7 @@ def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "defaul
              if metadata_file is None or path.resolve() != Path(metadata_file).resolve()]
     store = Store(index_dir, create=True)
     try:
-        with one_ingest_at_a_time(store.dir):
+        with one_writer_at_a_time(store.dir):
             _ingest_files(store, files, bucket, metadata, id_prefix, embedder, workers, progress, report, clock,
                           commit_pages, ray)
     except KeyboardInterrupt as stop:
@@ -150,25 +142,11 @@ def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "defaul
     return report
 
 
-@contextmanager
-def one_ingest_at_a_time(index_dir: Path) -> Iterator[None]:
-    """Hold the index's ingest lock (a lock file, released when the process ends however it ends): a
-    second ingest into the same index waits for the first, and says so. Searches need no lock: they
-    read the last committed generation."""
-    with open(index_dir / "ingest.lock", "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            logger.warning("waiting for another ingest into %s to finish", index_dir)
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
 def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, id_prefix: str, embedder: str | None,
                   workers: int | None, progress: bool, report: IngestReport, clock: float, commit_pages: int,
                   ray: str | None) -> None:
     """The ingest proper, under the lock: classify every file, then parse, segment, embed and commit
-    one generation per batch."""
+    one shard per batch."""
     spec = _embedder_spec(store, embedder)
     existing = store.documents()
     work: list = []  # parsed text documents (doc, path, meta) and PDFs still to parse, in file order
@@ -203,9 +181,8 @@ def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, 
 def _ingest_batches(store: Store, spec: str, model: Embedder, work: list, info_updates: list, bucket: str,
                     metadata: dict, existing: dict, workers: int | None, progress: bool, report: IngestReport,
                     commit_pages: int, on_ray: RayIngest | None) -> None:
-    """Parse, segment, embed and commit `work`, one generation per batch."""
-    indexed = store.conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
-    for batch in _batches(work, commit_pages, indexed) or [[]]:  # metadata updates alone: one commit
+    """Parse, segment, embed and commit `work`, one shard per batch."""
+    for batch in _batches(work, commit_pages) or [[]]:  # metadata updates alone: one commit
         clock = time.perf_counter()
         documents = [item for item in batch if isinstance(item, tuple)]
         documents += _parse_pdfs([item for item in batch if isinstance(item, _PendingPdf)], metadata, workers,
@@ -238,14 +215,13 @@ def _ingest_batches(store: Store, spec: str, model: Embedder, work: list, info_u
         _add_time(report, "index", clock)
 
 
-def _batches(work: list, commit_pages: int, indexed: int) -> list[list]:
-    """`work` cut in file order into batches of at least `commit_pages` pages, or a quarter of the
-    pages indexed before the batch, whichever is more (see COMMIT_PAGES)."""
+def _batches(work: list, commit_pages: int) -> list[list]:
+    """`work` cut in file order into batches of at least `commit_pages` pages."""
     batches, pages = [], 0
     for item in work:
-        if not batches or pages >= max(commit_pages, indexed // 4):
+        if not batches or pages >= commit_pages:
             batches.append([])
-            indexed, pages = indexed + pages, 0
+            pages = 0
         batches[-1].append(item)
         pages += item.page_count if isinstance(item, _PendingPdf) else len(item[0].pages)
     return batches
@@ -376,11 +352,8 @@ def _embed_missing(store: Store, model: Embedder, texts: dict[str, str], progres
 
 def _commit(store: Store, spec: str, model_name: str, bucket: str, documents, info_updates, xrefs, existing,
             report: IngestReport) -> None:
-    """Write all changes and the next generation of derived indexes, then commit atomically."""
-    generation = store.generation + 1
-    conn = store.conn
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    """Write all changes and the shard of what they add, then commit atomically."""
+    with store.transaction():
         for doc, path, meta in documents:
             if doc.doc_id in existing:
                 store.delete_document(doc.doc_id)
@@ -388,51 +361,44 @@ def _commit(store: Store, spec: str, model_name: str, bucket: str, documents, in
                                   xrefs[doc.doc_id])
         for doc_id, new_bucket, meta in info_updates:
             store.update_document_info(doc_id, new_bucket, meta)
-        conn.execute("DELETE FROM labels WHERE id NOT IN (SELECT label_id FROM annotations)")
-        store.refresh_bucket_schemas(infer_type)
-        build_generation(store, model_name, store.generation_dir(generation))
+        _write_shard(store, model_name)
         store.set_meta("embedder_spec", spec)
-        store.set_meta("generation", str(generation))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     for doc, _, _ in documents:  # reported once committed
         (report.replaced if doc.doc_id in existing else report.added).append(doc.doc_id)
-    store.remove_stale_generations()
+    store.remove_unlisted_shards()
 
 
-def build_generation(store: Store, model_name: str, directory: Path) -> None:
-    """Derived search indexes of the store's current (possibly uncommitted) state, written to `directory`."""
-    directory.mkdir(parents=True, exist_ok=True)
-    segments = store.conn.execute(
-        "SELECT s.id, s.title, s.text, e.vector FROM segments s LEFT JOIN embeddings e "
-        "ON e.model = ? AND e.text_hash = s.text_hash ORDER BY s.id", (model_name,)).fetchall()
-    labels = store.conn.execute("SELECT id, text FROM labels ORDER BY id").fetchall()
-    label_vectors = store.cached_vectors(model_name, [content_hash(row["text"]) for row in labels])
-    np.save(directory / "segment_ids.npy", np.array([row["id"] for row in segments], dtype=np.int64))
-    VectorIndex(_stack([row["vector"] for row in segments])).save(directory / "vectors.npy")
-    LexicalIndex.build([_indexed_text(row["title"], row["text"]) for row in segments]).save(_mkdir(directory / "bm25"))
-    np.save(directory / "label_ids.npy", np.array([row["id"] for row in labels], dtype=np.int64))
-    VectorIndex(_stack([label_vectors.get(content_hash(row["text"])) for row in labels])).save(directory / "label_vectors.npy")
-    LexicalIndex.build([row["text"] for row in labels]).save(_mkdir(directory / "labels_bm25"))
+def _write_shard(store: Store, model_name: str) -> None:
+    """After documents were inserted, deleted or moved (in the caller's transaction): drop labels no
+    annotation uses, recompute the buckets' schemas, write the shard of the rows added and list it,
+    unlist the shards left without live rows, and count one more generation."""
+    store.conn.execute("DELETE FROM labels WHERE id NOT IN (SELECT label_id FROM annotations)")
+    store.refresh_bucket_schemas(infer_type)
+    number = store.next_shard()
+    if build_shard(store, model_name, number):
+        store.set_shards([*store.shards, number])
+    drop_empty_shards(store)
+    store.set_meta("generation", str(store.generation + 1))
 
 
-def _indexed_text(title: str, text: str) -> str:
-    return text if not title or title in text else f"{title}\n{text}"
-
-
-def _stack(blobs: list) -> np.ndarray:
-    if any(blob is None for blob in blobs):
-        raise RuntimeError("an indexed text has no cached embedding; re-run ingest")
-    if not blobs:
-        return np.zeros((0, 0), dtype=np.float32)
-    return np.stack([np.frombuffer(b, dtype=np.float32) if isinstance(b, bytes) else b for b in blobs])
-
-
-def _mkdir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def remove(doc_ids: list[str], index_dir: str | Path) -> list[str]:
+    """Delete documents from the index in one commit; returns those it held. An unknown id is an error
+    naming it, and then nothing is deleted."""
+    store = Store(index_dir)
+    try:
+        with one_writer_at_a_time(store.dir):
+            held = store.documents()
+            unknown = [doc_id for doc_id in doc_ids if doc_id not in held]
+            if unknown:
+                raise ValueError(f"not in {store.dir}: {', '.join(unknown)}")
+            with store.transaction():
+                for doc_id in doc_ids:
+                    store.delete_document(doc_id)
+                _write_shard(store, embedder_name(store.meta("embedder_spec")))
+            store.remove_unlisted_shards()
+    finally:
+        store.close()
+    return list(dict.fromkeys(doc_ids))
 
 
 def _file_hash(path: Path) -> str:

@@ -1,16 +1,20 @@
 """SQLite storage of an index directory: documents, pages, sections, segments, annotations,
 bucket metadata schemas, cross-reference edges and the embedding cache.
 
-The index directory holds `corpus.db` and one `gen-N/` folder of derived search indexes
-(bm25s, vectors) per committed generation. Each batch of an ingest writes everything inside one
-SQLite transaction, builds `gen-N+1/` from that uncommitted state, then commits: a crash at any point
-leaves the previous generation both in SQLite and on disk, intact and usable.
+The index directory holds `corpus.db` and the `shard-N/` folders of derived search indexes listed in
+its meta table (see corpus/shards.py). Each batch of an ingest writes everything inside one SQLite
+transaction, writes the shard of what it added from that uncommitted state, then commits: a crash at
+any point leaves the previous state both in SQLite and on disk, intact and usable.
 """
 from __future__ import annotations
 
+import fcntl
 import json
+import logging
 import shutil
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -34,10 +38,10 @@ CREATE TABLE IF NOT EXISTS sections (
 CREATE TABLE IF NOT EXISTS segments (
     id INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, ord INTEGER NOT NULL, section_id TEXT,
     kind TEXT NOT NULL, page INTEGER NOT NULL, char_start INTEGER NOT NULL, char_end INTEGER NOT NULL,
-    title TEXT NOT NULL, text TEXT NOT NULL, text_hash TEXT NOT NULL);
+    title TEXT NOT NULL, text TEXT NOT NULL, text_hash TEXT NOT NULL, shard INTEGER);
 CREATE INDEX IF NOT EXISTS segments_doc ON segments (doc_id, ord);
 CREATE INDEX IF NOT EXISTS segments_section ON segments (doc_id, section_id, ord);
-CREATE TABLE IF NOT EXISTS labels (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS labels (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE, shard INTEGER);
 CREATE TABLE IF NOT EXISTS annotations (
     id INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, segment_id INTEGER, section_id TEXT,
     page INTEGER NOT NULL, kind TEXT NOT NULL, label_id INTEGER NOT NULL REFERENCES labels (id),
@@ -52,6 +56,13 @@ CREATE INDEX IF NOT EXISTS edges_doc ON edges (doc_id);
 CREATE TABLE IF NOT EXISTS embeddings (
     model TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, text_hash));
 """
+
+# after the columns an index of an older layout is given on opening
+SHARD_INDEXES = """
+CREATE INDEX IF NOT EXISTS segments_shard ON segments (shard);
+CREATE INDEX IF NOT EXISTS labels_shard ON labels (shard);
+"""
+logger = logging.getLogger(__name__)
 
 DOC_TABLES = ("pages", "sections", "segments", "annotations", "edges", "documents")
 
@@ -70,8 +81,12 @@ class Store:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.executescript(SCHEMA)
+        for table in ("segments", "labels"):
+            if "shard" not in {row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")}:
+                self.conn.execute(f"ALTER TABLE {table} ADD COLUMN shard INTEGER")
+        self.conn.executescript(SHARD_INDEXES)
 
-    # --- generations of derived indexes -------------------------------------------------------
+    # --- shards of derived indexes ------------------------------------------------------------
     def meta(self, key: str, default: str | None = None) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
@@ -81,16 +96,56 @@ class Store:
 
     @property
     def generation(self) -> int:
+        """How many times the index has changed: a search handle reloads when it grows."""
         return int(self.meta("generation", "0"))
 
-    def generation_dir(self, generation: int | None = None) -> Path:
-        return self.dir / f"gen-{self.generation if generation is None else generation}"
+    @property
+    def shards(self) -> list[int]:
+        return json.loads(self.meta("shards", "[]"))
 
-    def remove_stale_generations(self) -> None:
-        keep = self.generation_dir().name
-        for path in self.dir.glob("gen-*"):
-            if path.name != keep:
+    def set_shards(self, numbers: list[int]) -> None:
+        self.set_meta("shards", json.dumps(numbers))
+
+    @property
+    def has_shards(self) -> bool:
+        """Whether the shards are listed and on disk (not so for an index of an older layout)."""
+        return self.meta("shards") is not None and all(self.shard_dir(n).is_dir() for n in self.shards)
+
+    def next_shard(self) -> int:
+        """A shard number never used before in this index."""
+        number = int(self.meta("next_shard", "1"))
+        self.set_meta("next_shard", str(number + 1))
+        return number
+
+    def shard_dir(self, number: int) -> Path:
+        return self.dir / f"shard-{number}"
+
+    def remove_unlisted_shards(self) -> None:
+        """Delete the shard folders the committed list does not hold (and an older layout's gen-N/)."""
+        keep = {self.shard_dir(number).name for number in self.shards}
+        for path in [*self.dir.glob("shard-*"), *self.dir.glob("gen-*")]:
+            if path.name not in keep:
                 shutil.rmtree(path, ignore_errors=True)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction: committed when the block ends, rolled back if it raises."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads that all see one committed state, whatever commits meanwhile."""
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
 
     # --- writes (inside a transaction opened by the caller) ----------------------------------
     def delete_document(self, doc_id: str) -> None:
@@ -193,3 +248,17 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+
+
+@contextmanager
+def one_writer_at_a_time(index_dir: Path) -> Iterator[None]:
+    """Hold the index's write lock (a lock file, released when the process ends however it ends): a
+    second ingest or compaction of the same index waits for the first, and says so. Searches need no
+    lock: they read the last committed state."""
+    with open(index_dir / "ingest.lock", "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            logger.warning("waiting for another ingest into %s to finish", index_dir)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield

@@ -17,13 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from corpus.dense import VectorIndex, get_embedder
+from corpus.dense import get_embedder
 from corpus.filters import Column, FilterError, Filters, to_sql
 from corpus.graph import neighbors as graph_neighbors
-from corpus.ingest import build_generation
-from corpus.lexical import LexicalIndex
 from corpus.inputs import MAX_CONTEXT_CHARS, MAX_TOP_K, check_count, check_query
 from corpus.ranking import top_rows
+from corpus.shards import ShardedIndex, compact
 from corpus.store import Store
 
 RRF_K = 60
@@ -67,25 +66,26 @@ class Corpus:
         with self._lock:
             if generation == self._generation:
                 return
-            directory = self.store.generation_dir(generation)
-            if not (directory / "bm25").exists():  # derived files lost: rebuild them from the database
-                build_generation(self.store, get_embedder(self.store.meta("embedder_spec")).name, directory)
-            self.segment_ids = np.load(directory / "segment_ids.npy")
-            self.vectors = VectorIndex.load(directory / "vectors.npy")
-            self.lexical = LexicalIndex.load(directory / "bm25")
-            self.label_ids = np.load(directory / "label_ids.npy")
-            self.label_vectors = VectorIndex.load(directory / "label_vectors.npy")
-            self.label_lexical = LexicalIndex.load(directory / "labels_bm25")
-            self.doc_ids = [row[0] for row in self.store.conn.execute("SELECT doc_id FROM documents ORDER BY doc_id")]
-            code = {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
-            self.segment_docs = np.array(
-                [code[row[0]] for row in self.store.conn.execute("SELECT doc_id FROM segments ORDER BY id")],
-                dtype=np.int32)
-            self.schemas = self.store.bucket_schemas()
-            self.label_words = {word for (text,) in self.store.conn.execute("SELECT text FROM labels")
-                                for word in _LABEL_WORD.findall(text.lower())}
-            self._masks: dict[str, np.ndarray] = {}
-            self._generation = generation
+            if not self.store.has_shards:  # an older layout, or derived files lost: rebuilt from the database
+                compact(self.store.dir)
+            with self.store.snapshot():
+                self._load()
+                self._generation = self.store.generation
+
+    def _load(self) -> None:
+        """The shards and the rows they search, as the store holds them now."""
+        rows = self.store.conn.execute("SELECT shard, id, doc_id FROM segments WHERE shard IS NOT NULL").fetchall()
+        owners = np.array([row[:2] for row in rows], dtype=np.int64).reshape(-1, 2)
+        self.segments = ShardedIndex.load(self.store, "segments", owners)
+        self.labels = ShardedIndex.load(self.store, "labels")
+        self.doc_ids = [row[0] for row in self.store.conn.execute("SELECT doc_id FROM documents ORDER BY doc_id")]
+        code = {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
+        self.segment_docs = np.full(len(self.segments.ids), -1, dtype=np.int32)  # dead rows: no document
+        self.segment_docs[self.segments.rows_of(owners)] = [code[row[2]] for row in rows]
+        self.schemas = self.store.bucket_schemas()
+        self.label_words = {word for (text,) in self.store.conn.execute("SELECT text FROM labels")
+                            for word in _LABEL_WORD.findall(text.lower())}
+        self._masks: dict[str, np.ndarray] = {}
 
     def __deepcopy__(self, memo) -> "Corpus":
         """An opened index is a shared, read-only handle: programs that DSPy copies share it."""
@@ -137,16 +137,16 @@ class Corpus:
         else:
             ranked = _fuse([top_rows(self._lexical_scores(query, mask), FUSION_DEPTH, positive=True),
                             self._semantic_top(query, mask, FUSION_DEPTH)], top_k)
-        return self._hits([(int(self.segment_ids[i]), score) for i, score in ranked], query, context_chars)
+        return self._hits([(int(self.segments.ids[i]), score) for i, score in ranked], query, context_chars)
 
     def _lexical_scores(self, query: str, mask: np.ndarray | None) -> np.ndarray:
-        scores = self.lexical.scores(query)
+        scores = self.segments.lexical_scores(query)
         return scores if mask is None else np.where(mask, scores, 0.0)
 
     def _semantic_top(self, query: str, mask: np.ndarray | None, k: int) -> list[tuple[int, float]]:
-        if len(self.segment_ids) == 0:
+        if len(self.segments.ids) == 0:
             return []
-        return self.vectors.top(self.embedder([query])[0], k, mask)
+        return self.segments.top(self.embedder([query])[0], k, mask)
 
     def _segment_mask(self, bucket, filters, doc_id) -> np.ndarray | None:
         """Boolean mask over segment rows allowed by bucket, doc_id and metadata filters (cached)."""
@@ -399,15 +399,15 @@ class Corpus:
         """label id → score. Lexical matches (abbreviations expanded: "qty" → "quantity") fused with
         labels close in meaning, LABEL_CANDIDATES of each; with `precise`, every lexical match when
         there is any."""
-        if len(self.label_ids) == 0:
+        if len(self.labels.ids) == 0:
             return {}
-        scores = self.label_lexical.scores(self._expand_abbreviations(label_query))
+        scores = self.labels.lexical_scores(self._expand_abbreviations(label_query))
         if precise and (every := top_rows(scores, len(scores), positive=True)):  # an aggregate covers every match
-            return {int(self.label_ids[i]): score for i, score in every}
+            return {int(self.labels.ids[i]): score for i, score in every}
         lexical = top_rows(scores, LABEL_CANDIDATES, positive=True)
-        semantic = [(i, s) for i, s in self.label_vectors.top(self.embedder([label_query])[0], LABEL_CANDIDATES)
+        semantic = [(i, s) for i, s in self.labels.top(self.embedder([label_query])[0], LABEL_CANDIDATES)
                     if s >= LABEL_MIN_COSINE]
-        return {int(self.label_ids[i]): score for i, score in _fuse([lexical, semantic], 2 * LABEL_CANDIDATES)}
+        return {int(self.labels.ids[i]): score for i, score in _fuse([lexical, semantic], 2 * LABEL_CANDIDATES)}
 
     def _expand_abbreviations(self, query: str) -> str:
         """Add the label words a short query word abbreviates (same first letter, letters in order)."""

@@ -1,4 +1,4 @@
-"""The `ferret` command: ingest, search, ask, chat, export, demo, eval, compile, runs, bench."""
+"""The `ferret` command: ingest, remove, compact, search, ask, chat, export, demo, eval, compile, runs, bench."""
 from __future__ import annotations
 
 import argparse
@@ -79,6 +79,14 @@ def _parser() -> argparse.ArgumentParser:
                         help="processes for PDF parsing, or Ray workers with --ray (default: all cores, or the cluster's CPUs)")
     _ray_options(ingest, "parse PDFs and embed on Ray workers", workers=False)
     ingest.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+    remove = commands.add_parser("remove", help="delete documents from an index, in one commit")
+    remove.add_argument("doc_ids", nargs="+", metavar="DOC_ID")
+    remove.add_argument("--index", default=DEFAULT_INDEX)
+
+    compact = commands.add_parser("compact", help="merge an index's shards (one per ingest batch) into one")
+    compact.add_argument("--index", default=DEFAULT_INDEX)
+    compact.add_argument("--json", action="store_true")
 
     search = commands.add_parser("search", help="search an index as the agents' tools do")
     search.add_argument("query", type=_words)
@@ -175,6 +183,10 @@ def _parser() -> argparse.ArgumentParser:
     bench_ingest.add_argument("--workers", type=_count(1, MAX_THREADS))
     _ray_options(bench_ingest, "parse PDFs and embed on Ray workers", workers=False)
     bench_ingest.add_argument("--json", action="store_true")
+    bench_add = targets.add_parser("add", help="time adding one file to an empty index and to INDEX (then removed)")
+    bench_add.add_argument("path")
+    bench_add.add_argument("--index", default=DEFAULT_INDEX)
+    bench_add.add_argument("--json", action="store_true")
     bench_search = targets.add_parser("search", help="p50/p95 latency of each tool on an index")
     bench_search.add_argument("--index", default=DEFAULT_INDEX)
     bench_search.add_argument("--n", type=_count(1, MAX_QUESTIONS), default=200, help="calls per tool")
@@ -207,7 +219,7 @@ def _ray_options(parser: argparse.ArgumentParser, what: str, workers: bool = Tru
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return {"ingest": _ingest, "search": _search, "ask": _ask, "chat": _chat, "export": _export, "demo": _demo, "eval": _eval,
+        return {"ingest": _ingest, "remove": _remove, "compact": _compact, "search": _search, "ask": _ask, "chat": _chat, "export": _export, "demo": _demo, "eval": _eval,
                 "compile": _compile, "runs": _runs, "bench": _bench}[args.command](args)
     except (ValueError, FileNotFoundError, ConnectionError) as error:  # ConnectionError: a --ray ADDRESS
         print(f"ferret: error: {error}", file=sys.stderr)
@@ -244,6 +256,24 @@ def _ingest(args) -> int:
     else:
         print(f"{report.summary()} → {Path(args.index)}")
     return 0 if report.ingested or not report.errors else 1
+
+
+def _remove(args) -> int:
+    from corpus.ingest import remove
+
+    removed = remove(args.doc_ids, args.index)
+    print(f"{len(removed)} removed → {Path(args.index)}")
+    return 0
+
+
+def _compact(args) -> int:
+    from corpus.shards import compact
+
+    result = compact(args.index)
+    print(json.dumps(result) if args.json else
+          f"{result['shards_before']} shards → {result['shards_after']} ({result['segments']} segments) in "
+          f"{result['seconds']}s → {Path(args.index)}")
+    return 0
 
 
 def _search(args) -> int:
@@ -452,9 +482,11 @@ def _runs(args) -> int:
 
 
 def _bench(args) -> int:
-    from corpus.bench import bench_ingest, bench_search
+    from corpus.bench import bench_add, bench_ingest, bench_search
 
-    if args.target == "ingest":
+    if args.target == "add":
+        result = bench_add(args.path, args.index)
+    elif args.target == "ingest":
         result = bench_ingest(args.paths, args.index, args.workers, progress=not args.json and sys.stderr.isatty(),
                               ray=args.ray)
     elif args.target == "lm":

@@ -81,7 +81,7 @@ def test_the_tools_semantic_hits_are_the_same_through_the_graph(monkeypatch, tmp
     ingest([tmp_path / "report.md"], tmp_path / "index", bucket="reports")
     ingest([tmp_path / "inv1.txt", tmp_path / "inv2.txt"], tmp_path / "index", bucket="invoices")
     graphed = Corpus(tmp_path / "index")
-    assert graphed.vectors._graph is not None
+    assert len(graphed.segments.vectors) == 2 and all(shard._graph is not None for shard in graphed.segments.vectors)
     searches = [("tire prices", {}), ("revenue recognition policy", {}), ("tire prices", {"bucket": "reports"}),
                 ("segment revenue", {"doc_id": "inv2"}), ("batteries", {"hybrid": True, "bucket": "invoices"})]
     through_graph = [graphed.search_semantic(query, top_k=5, **options) for query, options in searches]

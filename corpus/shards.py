@@ -1,0 +1,167 @@
+"""The derived search indexes of an index directory, in immutable shards.
+
+Each ingest commit writes one shard, `shard-N/`, for the segments and annotation labels it added:
+their ids, vectors (`dense.VectorIndex`) and term counts (`lexical.TermCounts`), under `segments/`
+and `labels/`. The `shard` column of a segments or labels row names the shard that holds it, so a row
+deleted or replaced leaves its shard's files as they are and is simply no longer live there. An
+ingest's cost therefore follows what it adds, not what the index holds.
+
+Searches run over the live rows of every shard at once (`ShardedIndex`): BM25 with the statistics of
+all of them (exactly one index's scores, see `corpus.lexical`), dense search as the best rows of each
+shard (exact, or an HNSW graph in a shard of `dense.ANN_MIN_ROWS` vectors or more). `compact` writes
+one shard of every live row in place of all the others.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+
+from corpus.dense import VectorIndex, embedder_name
+from corpus.lexical import BM25, TermCounts
+from corpus.passages import content_hash
+from corpus.store import Store, one_writer_at_a_time
+
+KINDS = ("segments", "labels")
+
+
+def build_shard(store: Store, model_name: str, number: int, everything: bool = False) -> bool:
+    """Write shard `number` of the segments and labels not in a shard yet (of every one with
+    `everything`) and make them its rows, inside the caller's transaction; False, and nothing
+    written, when there are none."""
+    directory = store.shard_dir(number)
+    shutil.rmtree(directory, ignore_errors=True)  # left by a transaction that did not commit
+    pending = "" if everything else " WHERE s.shard IS NULL"
+    segments = store.conn.execute(
+        "SELECT s.id, s.title, s.text, e.vector FROM segments s LEFT JOIN embeddings e "
+        f"ON e.model = ? AND e.text_hash = s.text_hash{pending} ORDER BY s.id", (model_name,)).fetchall()
+    labels = store.conn.execute(f"SELECT s.id, s.text FROM labels s{pending} ORDER BY s.id").fetchall()
+    if not segments and not labels:
+        return False
+    label_vectors = store.cached_vectors(model_name, [content_hash(row["text"]) for row in labels])
+    _write(directory / "segments", [row["id"] for row in segments], [row["vector"] for row in segments],
+           [_indexed_text(row["title"], row["text"]) for row in segments])
+    _write(directory / "labels", [row["id"] for row in labels],
+           [label_vectors.get(content_hash(row["text"])) for row in labels], [row["text"] for row in labels])
+    for table in KINDS:
+        store.conn.execute(f"UPDATE {table} SET shard = ?{pending.replace('s.', '')}", (number,))
+    return True
+
+
+def _write(directory: Path, ids: list[int], vectors: list, texts: list[str]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    np.save(directory / "ids.npy", np.array(ids, dtype=np.int64))
+    VectorIndex(_stack(vectors)).save(directory / "vectors.npy")
+    TermCounts.build(texts).save(directory / "terms")
+
+
+def _indexed_text(title: str, text: str) -> str:
+    return text if not title or title in text else f"{title}\n{text}"
+
+
+def _stack(blobs: list) -> np.ndarray:
+    if any(blob is None for blob in blobs):
+        raise RuntimeError("an indexed text has no cached embedding; re-run ingest")
+    if not blobs:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.stack([np.frombuffer(b, dtype=np.float32) if isinstance(b, bytes) else b for b in blobs])
+
+
+def drop_empty_shards(store: Store) -> None:
+    """Take the shards no live row is in any more off the list (inside the caller's transaction)."""
+    store.set_shards([number for number in store.shards if any(
+        store.conn.execute(f"SELECT 1 FROM {table} WHERE shard = ? LIMIT 1", (number,)).fetchone() for table in KINDS)])
+
+
+def compact(index_dir: str | Path) -> dict:
+    """Merge every shard of the index into one (live rows only), atomically; an index whose shards are
+    missing or of an older layout gets them this way too. Returns what it did."""
+    store = Store(index_dir)
+    try:
+        with one_writer_at_a_time(store.dir):
+            clock, before = time.perf_counter(), store.shards or []
+            with store.transaction():
+                number = store.next_shard()
+                built = build_shard(store, embedder_name(store.meta("embedder_spec")), number, everything=True)
+                store.set_shards([number] if built else [])
+                store.set_meta("generation", str(store.generation + 1))
+            store.remove_unlisted_shards()
+            segments = store.conn.execute("SELECT COUNT(*) FROM segments").fetchone()[0]
+            return {"index": str(store.dir), "shards_before": len(before), "shards_after": len(store.shards),
+                    "segments": segments, "seconds": round(time.perf_counter() - clock, 2)}
+    finally:
+        store.close()
+
+
+class ShardedIndex:
+    """The segments (or labels) of every shard as one row space: shard 0's rows, then shard 1's, ...
+    `ids[row]` is the row's item id. Rows whose item was deleted since are dead: never returned."""
+
+    def __init__(self, numbers: list[int], ids: list[np.ndarray], vectors: list[VectorIndex], terms: list[TermCounts],
+                 live: list[np.ndarray | None]):
+        self.numbers = numbers
+        self.ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+        self.offsets = np.cumsum([0, *map(len, ids)])
+        self.parts, self.vectors, self.live = ids, vectors, live
+        self.lexical = BM25(terms, live)
+
+    @classmethod
+    def load(cls, store: Store, table: str, owners: np.ndarray | None = None) -> "ShardedIndex":
+        """The shards' files of `table`'s rows, live where `owners` (shard, id) pairs, read from the table
+        unless given, say so."""
+        if owners is None:
+            owners = np.array(store.conn.execute(f"SELECT shard, id FROM {table} WHERE shard IS NOT NULL").fetchall(),
+                              dtype=np.int64).reshape(-1, 2)
+        ids, vectors, terms, live = [], [], [], []
+        for number in store.shards:
+            directory = store.shard_dir(number) / table
+            ids.append(np.load(directory / "ids.npy"))
+            vectors.append(VectorIndex.load(directory / "vectors.npy"))
+            terms.append(TermCounts.load(directory / "terms"))
+            alive = np.isin(ids[-1], owners[owners[:, 0] == number, 1])
+            live.append(None if alive.all() else alive)
+        return cls(list(store.shards), ids, vectors, terms, live)
+
+    def rows_of(self, owners: np.ndarray) -> np.ndarray:
+        """The rows of live items given as (shard, id) pairs."""
+        rows = np.zeros(len(owners), dtype=np.int64)
+        for i, number in enumerate(self.numbers):
+            chosen = owners[:, 0] == number
+            rows[chosen] = self.offsets[i] + np.searchsorted(self.parts[i], owners[chosen, 1])
+        return rows
+
+    def live_ids(self) -> np.ndarray:
+        return np.concatenate([ids if alive is None else ids[alive] for ids, alive in zip(self.parts, self.live)]
+                              or [np.zeros(0, dtype=np.int64)])
+
+    @property
+    def approximate(self) -> bool:
+        """Whether an unfiltered dense search walks an HNSW graph in some shard."""
+        return any(vectors.approximate for vectors in self.vectors)
+
+    def lexical_scores(self, query: str) -> np.ndarray:
+        return self.lexical.scores(query)
+
+    def top(self, query_vector: np.ndarray, k: int, mask: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """The `k` live rows most similar to `query_vector` among those `mask` allows, best first."""
+        found = []
+        for i, vectors in enumerate(self.vectors):
+            allowed = self._allowed(i, mask)
+            if allowed is None or allowed.any():
+                found += [(int(self.offsets[i]) + row, score) for row, score in vectors.top(query_vector, k, allowed)]
+        return sorted(found, key=lambda hit: -hit[1])[:k]
+
+    def dense_scores(self, query_vector: np.ndarray) -> np.ndarray:
+        """Exact similarity of every row (dead rows: -inf)."""
+        return np.concatenate([np.where(alive, scores, -np.inf) if alive is not None else scores
+                               for scores, alive in ((v.scores(query_vector), a) for v, a in zip(self.vectors, self.live))]
+                              or [np.zeros(0, dtype=np.float32)])
+
+    def _allowed(self, shard: int, mask: np.ndarray | None) -> np.ndarray | None:
+        alive = self.live[shard]
+        if mask is None:
+            return alive
+        part = mask[self.offsets[shard]:self.offsets[shard + 1]]
+        return part if alive is None else part & alive
