@@ -145,11 +145,14 @@ class VectorIndex:
     def top(self, query_vector: np.ndarray, k: int, mask: np.ndarray | None = None) -> list[tuple[int, float]]:
         """The `k` rows most similar to `query_vector` as (row, score), best first, among the rows `mask`
         allows (all when None): exact when fewer than ANN_MIN_ROWS rows are allowed, else from the graph."""
-        allowed = len(self.vectors) if mask is None else int(np.count_nonzero(mask))
-        if allowed < ANN_MIN_ROWS:
+        if not self.approximate_for(mask):
             scores = self.scores(query_vector)
             return top_rows(scores if mask is None else np.where(mask, scores, -np.inf), k)
         return self._approximate_top(query_vector, k, mask)
+
+    def approximate_for(self, mask: np.ndarray | None) -> bool:
+        """Whether a search among the rows `mask` allows walks the graph (ANN_MIN_ROWS rows or more)."""
+        return (len(self.vectors) if mask is None else int(np.count_nonzero(mask))) >= ANN_MIN_ROWS
 
     def _approximate_top(self, query_vector: np.ndarray, k: int, mask: np.ndarray | None) -> list[tuple[int, float]]:
         import faiss

@@ -22,6 +22,7 @@ import numpy as np
 from corpus.dense import VectorIndex, embedder_name
 from corpus.lexical import BM25, TermCounts
 from corpus.passages import content_hash
+from corpus.ranking import top_rows
 from corpus.store import Store, one_writer_at_a_time
 
 KINDS = ("segments", "labels")
@@ -145,13 +146,17 @@ class ShardedIndex:
         return self.lexical.scores(query)
 
     def top(self, query_vector: np.ndarray, k: int, mask: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """The `k` live rows most similar to `query_vector` among those `mask` allows, best first."""
-        found = []
+        """The `k` live rows most similar to `query_vector` among those `mask` allows, best first: the
+        shards searched exactly are scored into one vector, those with a graph searched on their own."""
+        exact, found = np.full(len(self.ids), -np.inf, dtype=np.float32), []
         for i, vectors in enumerate(self.vectors):
-            allowed = self._allowed(i, mask)
-            if allowed is None or allowed.any():
-                found += [(int(self.offsets[i]) + row, score) for row, score in vectors.top(query_vector, k, allowed)]
-        return sorted(found, key=lambda hit: -hit[1])[:k]
+            allowed, start = self._allowed(i, mask), int(self.offsets[i])
+            if vectors.approximate_for(allowed):
+                found += [(start + row, score) for row, score in vectors.top(query_vector, k, allowed)]
+            elif len(vectors.vectors):
+                scores = vectors.scores(query_vector)
+                exact[start:start + len(scores)] = scores if allowed is None else np.where(allowed, scores, -np.inf)
+        return sorted(found + top_rows(exact, k), key=lambda hit: -hit[1])[:k]
 
     def dense_scores(self, query_vector: np.ndarray) -> np.ndarray:
         """Exact similarity of every row (dead rows: -inf)."""
