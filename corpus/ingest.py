@@ -25,14 +25,13 @@ from tqdm import tqdm
 
 from corpus.cluster import RayIngest, ray_workers
 from corpus.dense import DEFAULT_EMBEDDER, Embedder, embedder_name, get_embedder
-from corpus.filters import infer_type
 from corpus.graph import find_cross_references
 from corpus.passages import JSON_SUFFIXES, TEXT_SUFFIXES, content_hash, load_passages, load_text_file
 from corpus.pdf import IngestError, open_pdf, outline_entries, read_pages
 from corpus.records import ParsedDocument, Section
 from corpus.sections import build_sections
 from corpus.segments import segment_document
-from corpus.shards import build_shard, drop_empty_shards
+from corpus.shards import write_shard
 from corpus.store import Store, one_writer_at_a_time
 
 SUPPORTED_SUFFIXES = {".pdf"} | TEXT_SUFFIXES | JSON_SUFFIXES
@@ -361,24 +360,11 @@ def _commit(store: Store, spec: str, model_name: str, bucket: str, documents, in
                                   xrefs[doc.doc_id])
         for doc_id, new_bucket, meta in info_updates:
             store.update_document_info(doc_id, new_bucket, meta)
-        _write_shard(store, model_name)
+        write_shard(store, model_name)
         store.set_meta("embedder_spec", spec)
     for doc, _, _ in documents:  # reported once committed
         (report.replaced if doc.doc_id in existing else report.added).append(doc.doc_id)
     store.remove_unlisted_shards()
-
-
-def _write_shard(store: Store, model_name: str) -> None:
-    """After documents were inserted, deleted or moved (in the caller's transaction): drop labels no
-    annotation uses, recompute the buckets' schemas, write the shard of the rows added and list it,
-    unlist the shards left without live rows, and count one more generation."""
-    store.conn.execute("DELETE FROM labels WHERE id NOT IN (SELECT label_id FROM annotations)")
-    store.refresh_bucket_schemas(infer_type)
-    number = store.next_shard()
-    if build_shard(store, model_name, number):
-        store.set_shards([*store.shards, number])
-    drop_empty_shards(store)
-    store.set_meta("generation", str(store.generation + 1))
 
 
 def remove(doc_ids: list[str], index_dir: str | Path) -> list[str]:
@@ -394,7 +380,7 @@ def remove(doc_ids: list[str], index_dir: str | Path) -> list[str]:
             with store.transaction():
                 for doc_id in doc_ids:
                     store.delete_document(doc_id)
-                _write_shard(store, embedder_name(store.meta("embedder_spec")))
+                write_shard(store, embedder_name(store.meta("embedder_spec")))
             store.remove_unlisted_shards()
     finally:
         store.close()

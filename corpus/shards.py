@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from corpus.dense import VectorIndex, embedder_name
+from corpus.filters import infer_type
 from corpus.lexical import BM25, TermCounts
 from corpus.passages import content_hash
 from corpus.ranking import top_rows
@@ -68,6 +69,19 @@ def _stack(blobs: list) -> np.ndarray:
     if not blobs:
         return np.zeros((0, 0), dtype=np.float32)
     return np.stack([np.frombuffer(b, dtype=np.float32) if isinstance(b, bytes) else b for b in blobs])
+
+
+def write_shard(store: Store, model_name: str) -> None:
+    """After documents were inserted, deleted or moved (in the caller's transaction): drop labels no
+    annotation uses, recompute the buckets' schemas, write the shard of the rows added and list it,
+    unlist the shards left without live rows, and count one more generation."""
+    store.conn.execute("DELETE FROM labels WHERE id NOT IN (SELECT label_id FROM annotations)")
+    store.refresh_bucket_schemas(infer_type)
+    number = store.next_shard()
+    if build_shard(store, model_name, number):
+        store.set_shards([*store.shards, number])
+    drop_empty_shards(store)
+    store.set_meta("generation", str(store.generation + 1))
 
 
 def drop_empty_shards(store: Store) -> None:

@@ -187,6 +187,11 @@ def _parser() -> argparse.ArgumentParser:
     bench_add.add_argument("path")
     bench_add.add_argument("--index", default=DEFAULT_INDEX)
     bench_add.add_argument("--json", action="store_true")
+    bench_grow = targets.add_parser("grow", help="copy every document of INDEX N times (in SQLite, one shard a copy): "
+                                                 "a large index for bench search")
+    bench_grow.add_argument("--index", required=True)
+    bench_grow.add_argument("--copies", type=_count(1, 1000), required=True)
+    bench_grow.add_argument("--json", action="store_true")
     bench_search = targets.add_parser("search", help="p50/p95 latency of each tool on an index")
     bench_search.add_argument("--index", default=DEFAULT_INDEX)
     bench_search.add_argument("--n", type=_count(1, MAX_QUESTIONS), default=200, help="calls per tool")
@@ -482,10 +487,12 @@ def _runs(args) -> int:
 
 
 def _bench(args) -> int:
-    from corpus.bench import bench_add, bench_ingest, bench_search
+    from corpus.bench import bench_add, bench_ingest, bench_search, grow_index
 
     if args.target == "add":
         result = bench_add(args.path, args.index)
+    elif args.target == "grow":
+        result = grow_index(args.index, args.copies)
     elif args.target == "ingest":
         result = bench_ingest(args.paths, args.index, args.workers, progress=not args.json and sys.stderr.isatty(),
                               ray=args.ray)

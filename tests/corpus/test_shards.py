@@ -138,3 +138,29 @@ def test_bench_add_times_a_file_into_an_empty_index_and_onto_the_index_and_leave
     assert result["empty_index"]["segments"] == result["onto_index"]["segments"] and result["ratio"] > 0
     assert [row[0] for row in Store(index).conn.execute("SELECT doc_id FROM documents ORDER BY doc_id")] == documents
     assert Corpus(index).search_text("batteries") == before == []
+
+
+def test_bench_grow_copies_every_document_with_its_rows_and_one_shard_a_copy(docs, capsys):
+    from programs.cli import main
+
+    index = docs / "index"
+    ingest([docs / "report.md", docs / "inv1.txt", docs / "inv2.txt"], index)
+    store = Store(index)
+    counts = {table: store.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+              for table in ("documents", "pages", "sections", "segments", "annotations", "edges")}
+    assert counts["edges"] > 0 and counts["annotations"] > 0
+    assert main(["bench", "grow", "--index", str(index), "--copies", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["segments"] == 3 * counts["segments"]
+    for table, count in counts.items():
+        assert store.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 3 * count, table
+    assert len(store.shards) == 3
+    corpus = Corpus(index)
+    hits = corpus.search_text("valve caps", top_k=10)
+    assert len(hits) == 3 and {hit["doc_id"].split("-")[-1] for hit in hits} == {"inv1"}
+    assert len({hit["text"] for hit in hits}) == 1 and len({hit["score"] for hit in hits}) == 1
+    misplaced = store.conn.execute(
+        "SELECT COUNT(*) FROM annotations a JOIN segments s ON s.id = a.segment_id WHERE s.doc_id != a.doc_id").fetchone()[0]
+    dangling = store.conn.execute(
+        "SELECT COUNT(*) FROM edges e LEFT JOIN segments s ON 'seg:' || s.id = e.src "
+        "WHERE s.id IS NULL OR s.doc_id != e.doc_id OR e.dst NOT LIKE 'sec:' || e.doc_id || ':%'").fetchone()[0]
+    assert (misplaced, dangling) == (0, 0)  # a copy's annotations and edges are on the copy's own segments
