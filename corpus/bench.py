@@ -65,11 +65,15 @@ def bench_add(path: str, index_dir: str) -> dict:
     onto = _timed(path, index_dir, prefix)
     remove(onto.pop("added"), index_dir)
     alone.pop("added")
+    ratio = onto["seconds"] / alone["seconds"]
+    without_embedding = ((onto["seconds"] - onto["stage_seconds"].get("embed", 0))
+                         / max(alone["seconds"] - alone["stage_seconds"].get("embed", 0), 1e-9))
+    for run in (alone, onto):
+        run["seconds"] = round(run["seconds"], 3)
+        run["stage_seconds"] = {k: round(v, 3) for k, v in run["stage_seconds"].items()}
     return {"file": str(path), "index": str(index_dir), "index_segments": len(index.segments.live_ids()),
             "index_shards": len(index.segments.numbers), "empty_index": alone, "onto_index": onto,
-            "ratio": round(onto["seconds"] / alone["seconds"], 2),
-            "ratio_without_embedding": round((onto["seconds"] - onto["stage_seconds"].get("embed", 0))
-                                             / (alone["seconds"] - alone["stage_seconds"].get("embed", 0)), 2)}
+            "ratio": round(ratio, 2), "ratio_without_embedding": round(without_embedding, 2)}
 
 
 def _timed(path: str, index_dir: str | Path, id_prefix: str = "") -> dict:
@@ -79,8 +83,7 @@ def _timed(path: str, index_dir: str | Path, id_prefix: str = "") -> dict:
     if report.errors or not report.added:
         raise ValueError(f"{path}: not added ({'; '.join(map(str, report.errors)) or 'already in the index'})")
     return {"added": report.added, "pages": report.pages,
-            "segments": report.segments, "seconds": round(seconds, 2),
-            "stage_seconds": {k: round(v, 2) for k, v in report.seconds.items()}}
+            "segments": report.segments, "seconds": seconds, "stage_seconds": dict(report.seconds)}
 
 
 def grow_index(index_dir: str, copies: int) -> dict:

@@ -37,38 +37,32 @@ def build_shard(store: Store, model_name: str, number: int, everything: bool = F
     shutil.rmtree(directory, ignore_errors=True)  # left by a transaction that did not commit
     pending = "" if everything else " WHERE s.shard IS NULL"
     segments = store.conn.execute(
-        "SELECT s.id, s.title, s.text, e.vector FROM segments s LEFT JOIN embeddings e "
+        "SELECT s.id, s.title, s.text, s.text_hash, e.vector FROM segments s LEFT JOIN embeddings e "
         f"ON e.model = ? AND e.text_hash = s.text_hash{pending} ORDER BY s.id", (model_name,)).fetchall()
     labels = store.conn.execute(f"SELECT s.id, s.text FROM labels s{pending} ORDER BY s.id").fetchall()
     if not segments and not labels:
         return False
-    label_vectors = store.cached_vectors(model_name, [content_hash(row["text"]) for row in labels])
-    _write(directory / "segments", [row["id"] for row in segments], [row["vector"] for row in segments],
+    label_keys = [content_hash(row["text"]) for row in labels]
+    label_vectors = store.cached_vectors(model_name, label_keys)
+    _write(directory / "segments", [row["id"] for row in segments],
+           VectorIndex.of_rows([row["text_hash"] for row in segments], [row["vector"] for row in segments]),
            [_indexed_text(row["title"], row["text"]) for row in segments])
     _write(directory / "labels", [row["id"] for row in labels],
-           [label_vectors.get(content_hash(row["text"])) for row in labels], [row["text"] for row in labels])
+           VectorIndex.of_rows(label_keys, [label_vectors.get(key) for key in label_keys]), [row["text"] for row in labels])
     for table in KINDS:
         store.conn.execute(f"UPDATE {table} SET shard = ?{pending.replace('s.', '')}", (number,))
     return True
 
 
-def _write(directory: Path, ids: list[int], vectors: list, texts: list[str]) -> None:
+def _write(directory: Path, ids: list[int], vectors: VectorIndex, texts: list[str]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     np.save(directory / "ids.npy", np.array(ids, dtype=np.int64))
-    VectorIndex(_stack(vectors)).save(directory / "vectors.npy")
+    vectors.save(directory / "vectors.npy")
     TermCounts.build(texts).save(directory / "terms")
 
 
 def _indexed_text(title: str, text: str) -> str:
     return text if not title or title in text else f"{title}\n{text}"
-
-
-def _stack(blobs: list) -> np.ndarray:
-    if any(blob is None for blob in blobs):
-        raise RuntimeError("an indexed text has no cached embedding; re-run ingest")
-    if not blobs:
-        return np.zeros((0, 0), dtype=np.float32)
-    return np.stack([np.frombuffer(b, dtype=np.float32) if isinstance(b, bytes) else b for b in blobs])
 
 
 def write_shard(store: Store, model_name: str) -> None:
@@ -167,7 +161,7 @@ class ShardedIndex:
             allowed, start = self._allowed(i, mask), int(self.offsets[i])
             if vectors.approximate_for(allowed):
                 found += [(start + row, score) for row, score in vectors.top(query_vector, k, allowed)]
-            elif len(vectors.vectors):
+            elif len(vectors):
                 scores = vectors.scores(query_vector)
                 exact[start:start + len(scores)] = scores if allowed is None else np.where(allowed, scores, -np.inf)
         return sorted(found + top_rows(exact, k), key=lambda hit: -hit[1])[:k]

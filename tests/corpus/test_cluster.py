@@ -13,7 +13,8 @@ FILINGS = ("FOOTLOCKER_2022_8K_dated-2022-05-20", "AMCOR_2022_8K_dated-2022-07-0
 def contents(index) -> tuple[list, np.ndarray]:
     corpus = Corpus(index)
     rows = corpus.store.conn.execute("SELECT * FROM segments ORDER BY id").fetchall()
-    return [tuple(row) for row in rows], np.concatenate([shard.vectors for shard in corpus.segments.vectors])
+    return [tuple(row) for row in rows], np.concatenate([shard.vectors if shard.rows is None else shard.vectors[shard.rows]
+                                                   for shard in corpus.segments.vectors])
 
 
 def test_an_ingest_on_two_ray_workers_builds_the_index_an_ingest_without_ray_builds(tmp_path, pdf):

@@ -91,3 +91,31 @@ def test_the_tools_semantic_hits_are_the_same_through_the_graph(monkeypatch, tmp
     assert dense_recall(graphed, ["tire prices"], 5) == {"approximate": False}
     assert all(hit["doc_id"] == "inv2" for hit in through_graph[3]) and through_graph[3]
     assert {hit["doc_id"] for hit in through_graph[2]} == {"report"}
+
+
+def test_rows_of_one_text_share_one_vector_and_the_graph_holds_each_vector_once(monkeypatch, tmp_path):
+    """Copies (the same texts under many ids) are searched as their distinct vectors: exact search
+    scores every row, and past the threshold the graph, built over distinct vectors only, finds the
+    copies of what exact search finds, filtered or not."""
+    monkeypatch.setattr(corpus.dense, "ANN_MIN_ROWS", 1000)
+    distinct, queries = unit_vectors(1500), unit_vectors(20, seed=1)
+    keys = [f"text-{i % 1500}" for i in range(6000)]  # every text four times
+    index = VectorIndex.of_rows(keys, [distinct[i % 1500] for i in range(6000)])
+    assert index.vectors.shape == (1500, 32) and len(index) == 6000 and index.approximate
+    assert index.graph.ntotal == 1500
+    rows = np.tile(distinct, (4, 1))
+    np.testing.assert_allclose(index.scores(queries[0]), rows @ queries[0], atol=1e-6)
+    for mask in (None, np.arange(6000) >= 3000):  # the second half: two copies of each text
+        found = 0
+        for query in queries:
+            expected = exact(rows, query, 10, mask)
+            kth = (rows @ query)[expected[-1]]
+            hits = index.top(query, 10, mask)
+            assert len(hits) == 10 and (mask is None or all(mask[row] for row, _ in hits))
+            found += sum(score >= kth - 1e-6 for _, score in hits)
+        assert found / (10 * len(queries)) >= 0.95
+    index.save(tmp_path / "vectors.npy")
+    loaded = VectorIndex.load(tmp_path / "vectors.npy")
+    assert (tmp_path / "vectors.rows.npy").exists() and len(loaded) == 6000
+    assert loaded.top(queries[0], 10) == index.top(queries[0], 10)
+    assert VectorIndex.of_rows(["a", "b"], [distinct[0], distinct[1]]).rows is None  # no copies: no row map
