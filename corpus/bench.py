@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from corpus.dense import embedder_name, get_embedder
-from corpus.ingest import IngestReport, ingest, remove
+from corpus.ingest import ingest, remove
+from corpus.ranking import top_rows
 from corpus.shards import write_shard
 from corpus.store import Store, one_writer_at_a_time
-from corpus.ranking import top_rows
 from corpus.tools import Corpus
 
 
@@ -78,7 +78,7 @@ def bench_add(path: str, index_dir: str) -> dict:
 
 def _timed(path: str, index_dir: str | Path, id_prefix: str = "") -> dict:
     start = time.perf_counter()
-    report: IngestReport = ingest([path], index_dir, id_prefix=id_prefix)
+    report = ingest([path], index_dir, id_prefix=id_prefix)
     seconds = time.perf_counter() - start
     if report.errors or not report.added:
         raise ValueError(f"{path}: not added ({'; '.join(map(str, report.errors)) or 'already in the index'})")

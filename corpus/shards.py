@@ -8,7 +8,7 @@ ingest's cost therefore follows what it adds, not what the index holds.
 
 Searches run over the live rows of every shard at once (`ShardedIndex`): BM25 with the statistics of
 all of them (exactly one index's scores, see `corpus.lexical`), dense search as the best rows of each
-shard (exact, or an HNSW graph in a shard of `dense.ANN_MIN_ROWS` vectors or more). `compact` writes
+shard (exact, or an HNSW graph in a shard of `dense.ANN_MIN_ROWS` distinct vectors or more). `compact` writes
 one shard of every live row in place of all the others.
 """
 from __future__ import annotations
@@ -90,7 +90,7 @@ def compact(index_dir: str | Path) -> dict:
     store = Store(index_dir)
     try:
         with one_writer_at_a_time(store.dir):
-            clock, before = time.perf_counter(), store.shards or []
+            clock, before = time.perf_counter(), store.shards
             with store.transaction():
                 number = store.next_shard()
                 built = build_shard(store, embedder_name(store.meta("embedder_spec")), number, everything=True)
@@ -118,8 +118,8 @@ class ShardedIndex:
 
     @classmethod
     def load(cls, store: Store, table: str, owners: np.ndarray | None = None) -> "ShardedIndex":
-        """The shards' files of `table`'s rows, live where `owners` (shard, id) pairs, read from the table
-        unless given, say so."""
+        """The shards' files of `table`'s rows; a row is live when its (shard, id) pair is in `owners`
+        (read from the table when not given)."""
         if owners is None:
             owners = np.array(store.conn.execute(f"SELECT shard, id FROM {table} WHERE shard IS NOT NULL").fetchall(),
                               dtype=np.int64).reshape(-1, 2)
