@@ -75,6 +75,7 @@ class RayIngest:
         from ray.util import ActorPool
 
         worker = ray.remote(num_cpus=1)(IngestWorker)
+        self.workers = count
         self.pool = ActorPool([worker.remote(embedder) for _ in range(count)])
 
     def read(self, tasks: list[tuple[str, int, int]]) -> Iterator[list[str] | IngestError]:

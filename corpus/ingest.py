@@ -335,10 +335,15 @@ def _embedder_spec(store: Store, requested: str | None) -> str:
 def _embed_missing(store: Store, model: Embedder, texts: dict[str, str], progress: bool,
                    on_ray: RayIngest | None = None, batch: int = 256) -> None:
     """Embed the texts whose vectors are not cached yet, caching them batch by batch (on Ray's workers,
-    batches in flight on every worker)."""
+    batches in flight on every worker, as many batches for each of them: none idles while another
+    ends the commit's last one)."""
     cached = store.cached_vectors(model.name, list(texts))
     missing = [key for key in texts if key not in cached]
-    batches = [missing[start:start + batch] for start in range(0, len(missing), batch)]
+    parts = -(-len(missing) // batch)
+    if on_ray:
+        parts = -(-parts // on_ray.workers) * on_ray.workers
+    size = -(-len(missing) // max(parts, 1))
+    batches = [missing[start:start + size] for start in range(0, len(missing), size)]
     embedded = (on_ray.embed([[texts[key] for key in keys] for keys in batches]) if on_ray
                 else (model([texts[key] for key in keys]) for keys in batches))
     with tqdm(total=len(missing), unit="text", desc="embed", disable=not progress or not missing) as bar:
