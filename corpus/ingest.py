@@ -342,7 +342,7 @@ def _embed_missing(store: Store, model: Embedder, texts: dict[str, str], progres
     parts = -(-len(missing) // batch)
     if on_ray:
         parts = -(-parts // on_ray.workers) * on_ray.workers
-    size = -(-len(missing) // max(parts, 1))
+    size = max(1, -(-len(missing) // max(parts, 1)))
     batches = [missing[start:start + size] for start in range(0, len(missing), size)]
     embedded = (on_ray.embed([[texts[key] for key in keys] for keys in batches]) if on_ray
                 else (model([texts[key] for key in keys]) for keys in batches))
