@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from corpus.dense import embedder_name, get_embedder
+from corpus.dense import get_embedder
 from corpus.ingest import ingest, remove
 from corpus.ranking import top_rows
-from corpus.shards import write_shard
-from corpus.store import Store, one_writer_at_a_time
+from corpus.shards import one_commit
+from corpus.store import Store
 from corpus.tools import Corpus
 
 
@@ -91,20 +91,14 @@ def grow_index(index_dir: str, copies: int) -> dict:
     times in SQLite, under a prefix per copy (`g<tag>-`), one commit and one shard a copy. A copy's texts
     are the original's, so its vectors come from the embedding cache; the index then holds each segment
     `copies + 1` times, as ingesting the same files under `--id-prefix` would give it."""
-    store = Store(index_dir)
-    model_name = embedder_name(store.meta("embedder_spec"))
-    start = time.perf_counter()
+    start, store = time.perf_counter(), Store(index_dir)
     try:
-        with one_writer_at_a_time(store.dir):
-            originals = [row[0] for row in store.conn.execute("SELECT doc_id FROM documents ORDER BY doc_id")]
-            for _ in range(copies):
-                with store.transaction():
-                    _copy_documents(store, originals, f"g{uuid.uuid4().hex[:6]}-")
-                    write_shard(store, model_name)
-            store.remove_unlisted_shards()
-        segments = store.conn.execute("SELECT COUNT(*) FROM segments").fetchone()[0]
-        return {"index": str(index_dir), "segments": segments, "shards": len(store.shards),
-                "seconds": round(time.perf_counter() - start, 2)}
+        originals = sorted(store.documents())
+        for _ in range(copies):
+            with one_commit(index_dir) as writing:
+                _copy_documents(writing, originals, f"g{uuid.uuid4().hex[:6]}-")
+        return {"index": str(index_dir), "segments": store.conn.execute("SELECT COUNT(*) FROM segments").fetchone()[0],
+                "shards": len(store.shards), "seconds": round(time.perf_counter() - start, 2)}
     finally:
         store.close()
 

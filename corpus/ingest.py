@@ -24,14 +24,14 @@ from pathlib import Path
 from tqdm import tqdm
 
 from corpus.cluster import RayIngest, ray_workers
-from corpus.dense import DEFAULT_EMBEDDER, Embedder, embedder_name, get_embedder
+from corpus.dense import DEFAULT_EMBEDDER, Embedder, get_embedder
 from corpus.graph import find_cross_references
 from corpus.passages import JSON_SUFFIXES, TEXT_SUFFIXES, content_hash, load_passages, load_text_file
 from corpus.pdf import IngestError, open_pdf, outline_entries, read_pages
 from corpus.records import ParsedDocument, Section
 from corpus.sections import build_sections
 from corpus.segments import segment_document
-from corpus.shards import write_shard
+from corpus.shards import one_commit, write_shard
 from corpus.store import Store, one_writer_at_a_time
 
 SUPPORTED_SUFFIXES = {".pdf"} | TEXT_SUFFIXES | JSON_SUFFIXES
@@ -375,20 +375,13 @@ def _commit(store: Store, spec: str, model_name: str, bucket: str, documents, in
 def remove(doc_ids: list[str], index_dir: str | Path) -> list[str]:
     """Delete documents from the index in one commit; returns those it held. An unknown id is an error
     naming it, and then nothing is deleted."""
-    store = Store(index_dir)
-    try:
-        with one_writer_at_a_time(store.dir):
-            held = store.documents()
-            unknown = [doc_id for doc_id in doc_ids if doc_id not in held]
-            if unknown:
-                raise ValueError(f"not in {store.dir}: {', '.join(unknown)}")
-            with store.transaction():
-                for doc_id in doc_ids:
-                    store.delete_document(doc_id)
-                write_shard(store, embedder_name(store.meta("embedder_spec")))
-            store.remove_unlisted_shards()
-    finally:
-        store.close()
+    with one_commit(index_dir) as store:
+        held = store.documents()
+        unknown = [doc_id for doc_id in doc_ids if doc_id not in held]
+        if unknown:
+            raise ValueError(f"not in {store.dir}: {', '.join(unknown)}")
+        for doc_id in doc_ids:
+            store.delete_document(doc_id)
     return list(dict.fromkeys(doc_ids))
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -65,14 +67,15 @@ def _indexed_text(title: str, text: str) -> str:
     return text if not title or title in text else f"{title}\n{text}"
 
 
-def write_shard(store: Store, model_name: str) -> None:
+def write_shard(store: Store, model_name: str, everything: bool = False) -> None:
     """After documents were inserted, deleted or moved (in the caller's transaction): drop labels no
-    annotation uses, recompute the buckets' schemas, write the shard of the rows added and list it,
-    unlist the shards left without live rows, and count one more generation."""
+    annotation uses, recompute the buckets' schemas, write the shard of the rows added (of every row
+    with `everything`) and list it, unlist the shards left without live rows, and count one more
+    generation."""
     store.conn.execute("DELETE FROM labels WHERE id NOT IN (SELECT label_id FROM annotations)")
     store.refresh_bucket_schemas(infer_type)
     number = store.next_shard()
-    if build_shard(store, model_name, number):
+    if build_shard(store, model_name, number, everything):
         store.set_shards([*store.shards, number])
     drop_empty_shards(store)
     store.set_meta("generation", str(store.generation + 1))
@@ -84,22 +87,32 @@ def drop_empty_shards(store: Store) -> None:
         store.conn.execute(f"SELECT 1 FROM {table} WHERE shard = ? LIMIT 1", (number,)).fetchone() for table in KINDS)])
 
 
-def compact(index_dir: str | Path) -> dict:
-    """Merge every shard of the index into one (live rows only), atomically; an index whose shards are
-    missing or of an older layout gets them this way too. Returns what it did."""
+@contextmanager
+def one_commit(index_dir: str | Path, everything: bool = False) -> Iterator[Store]:
+    """The index's store, under its write lock, for changes that commit with the shard of what they
+    added (see write_shard), or roll back if the block raises."""
     store = Store(index_dir)
     try:
         with one_writer_at_a_time(store.dir):
-            clock, before = time.perf_counter(), store.shards
             with store.transaction():
-                number = store.next_shard()
-                built = build_shard(store, embedder_name(store.meta("embedder_spec")), number, everything=True)
-                store.set_shards([number] if built else [])
-                store.set_meta("generation", str(store.generation + 1))
+                yield store
+                write_shard(store, embedder_name(store.meta("embedder_spec")), everything)
             store.remove_unlisted_shards()
-            segments = store.conn.execute("SELECT COUNT(*) FROM segments").fetchone()[0]
-            return {"index": str(store.dir), "shards_before": len(before), "shards_after": len(store.shards),
-                    "segments": segments, "seconds": round(time.perf_counter() - clock, 2)}
+    finally:
+        store.close()
+
+
+def compact(index_dir: str | Path) -> dict:
+    """Merge every shard of the index into one (live rows only), atomically; an index whose shards are
+    missing or of an older layout gets them this way too. Returns what it did."""
+    clock = time.perf_counter()
+    with one_commit(index_dir, everything=True) as store:
+        before = len(store.shards)
+    store = Store(index_dir)
+    try:
+        return {"index": str(store.dir), "shards_before": before, "shards_after": len(store.shards),
+                "segments": store.conn.execute("SELECT COUNT(*) FROM segments").fetchone()[0],
+                "seconds": round(time.perf_counter() - clock, 2)}
     finally:
         store.close()
 
