@@ -46,10 +46,12 @@ from pathlib import Path
 import dspy
 from dspy.utils.callback import BaseCallback
 
+from corpus.cluster import ray_workers
 from corpus.tools import Corpus
 from optimizers.datasets import load_dataset, prepare_index, split
 from optimizers.demos import keep_uncompiled_demos, useful_steps
-from optimizers.evaluate import CONVERSATIONS, default_index, evaluate
+from optimizers.distributed import on_ray
+from optimizers.evaluate import CONVERSATIONS, check_ray_options, default_index, evaluate
 from optimizers.metrics import answer_correct, feedback_metric
 from optimizers.tracking import git_commit, runs_dir, use_experiment
 from programs import make_program
@@ -154,14 +156,20 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
                     program: str = "iterative", lm: str | None = None, prompt_lm: str | None = None,
                     reflection_lm: str | None = None, train: int | None = None, val: int | None = None,
                     budget: str = "light", out: str | Path | None = None, threads: int = 1, track: bool = True,
-                    progress: bool = False, teacher_lm: str | None = None) -> dict:
+                    progress: bool = False, teacher_lm: str | None = None, ray: str | None = None,
+                    workers: int | None = None) -> dict:
     """Compile `program` with `optimizer` on the first `train` train questions, validated on the first
     `val` dev questions; save it to `out` (default runs/compiled/DATASET-PROGRAM-OPTIMIZER-TIME.json) and
     return the scores before and after, the path, the MLflow run id and the seconds taken.
 
     `teacher_lm` (bootstrap, random-search, mipro) runs the train questions whose correct traces become
-    demos, such as a larger local model (`local:PATH`); the compiled program runs on `lm`."""
+    demos, such as a larger local model (`local:PATH`); the compiled program runs on `lm`.
+
+    `ray` (optimizers/distributed.py): the before and after evaluations answer their questions on
+    `workers` Ray workers; the optimizer evaluates candidates on that many threads, and the in-process
+    LMs decode every call on a Ray worker. BootstrapFewShot runs its train questions one at a time."""
     started = time.perf_counter()
+    check_ray_options(ray, workers, threads)
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; optimizers: {', '.join(OPTIMIZERS)}")
     if teacher_lm and optimizer not in TEACHES:
@@ -172,35 +180,41 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
     index = Path(index) if index else default_index(dataset)
     prepare_index(files, index)
     out = Path(out) if out else default_out(dataset, program, optimizer)
-    task_lm = make_lm(lm, cache=True)
-    job = Job(student=make_program(program, Corpus(index)), trainset=trainset, valset=valset,
-              settings=BUDGETS[optimizer][budget], task_lm=task_lm,
-              prompt_lm=make_lm(prompt_lm, cache=True) if prompt_lm else task_lm,
-              reflection_lm=make_lm(reflection_lm, cache=True) if reflection_lm else task_lm,
-              teacher_lm=make_lm(teacher_lm, cache=True) if teacher_lm else None,
-              threads=threads, checkpoint=out.with_suffix(".gepa"))
-    params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "optimizer": optimizer,
-              "budget": budget, "train_n": len(trainset), "val_n": len(valset), "lm": task_lm.model,
-              "prompt_lm": job.prompt_lm.model, "reflection_lm": job.reflection_lm.model,
-              "teacher_lm": job.teacher_lm.model if job.teacher_lm else task_lm.model, "threads": threads,
-              "out": str(out), "git_commit": git_commit(),
-              **{f"{optimizer}.{key}": value for key, value in job.settings.items()}}
+    with _workers(ray, workers) as count:
 
-    def score(compiled: Path | None) -> dict:
-        return evaluate(dataset, data, index, program, lm, compiled, "dev", val, threads, progress=progress,
-                        track=track)
+        def lm_of(spec: str | None) -> dspy.LM:
+            model = make_lm(spec, cache=True)
+            return on_ray(model) if ray else model
 
-    import mlflow  # here, not at import: a bad --data is named before MLflow's seconds of loading
+        task_lm = lm_of(lm)
+        job = Job(student=make_program(program, Corpus(index)), trainset=trainset, valset=valset,
+                  settings=BUDGETS[optimizer][budget], task_lm=task_lm,
+                  prompt_lm=lm_of(prompt_lm) if prompt_lm else task_lm,
+                  reflection_lm=lm_of(reflection_lm) if reflection_lm else task_lm,
+                  teacher_lm=lm_of(teacher_lm) if teacher_lm else None,
+                  threads=count or threads, checkpoint=out.with_suffix(".gepa"))
+        params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program,
+                  "optimizer": optimizer, "budget": budget, "train_n": len(trainset), "val_n": len(valset),
+                  "lm": task_lm.model, "prompt_lm": job.prompt_lm.model, "reflection_lm": job.reflection_lm.model,
+                  "teacher_lm": job.teacher_lm.model if job.teacher_lm else task_lm.model, "threads": threads,
+                  "ray": ray or "", "workers": count or "", "out": str(out), "git_commit": git_commit(),
+                  **{f"{optimizer}.{key}": value for key, value in job.settings.items()}}
 
-    with _parent_run(params, track, out) as parent:
-        before = score(None)
-        if parent is not None:
-            mlflow.log_metric("score_before", before["accuracy"])
-        _optimize(optimizer, job, out, track)
-        after = score(out)
-        if parent is not None:
-            mlflow.log_metric("score_after", after["accuracy"])
-            mlflow.log_artifact(str(out))
+        def score(compiled: Path | None) -> dict:
+            return evaluate(dataset, data, index, program, lm, compiled, "dev", val, threads, progress=progress,
+                            track=track, ray=ray, workers=count)
+
+        import mlflow  # here, not at import: a bad --data is named before MLflow's seconds of loading
+
+        with _parent_run(params, track, out) as parent:
+            before = score(None)
+            if parent is not None:
+                mlflow.log_metric("score_before", before["accuracy"])
+            _optimize(optimizer, job, out, track)
+            after = score(out)
+            if parent is not None:
+                mlflow.log_metric("score_after", after["accuracy"])
+                mlflow.log_artifact(str(out))
     return {"optimizer": optimizer, "dataset": dataset, "program": program, "budget": budget, "lm": task_lm.model,
             "teacher_lm": params["teacher_lm"],
             "train_n": len(trainset), "val_n": len(valset), "score_before": before["accuracy"],
@@ -208,6 +222,16 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
             "mlflow_run_id": parent.info.run_id if parent else None,
             "before_run_id": before.get("mlflow_run_id"), "after_run_id": after.get("mlflow_run_id"),
             "seconds": round(time.perf_counter() - started, 2)}
+
+
+@contextmanager
+def _workers(ray: str | None, workers: int | None) -> Iterator[int | None]:
+    """Ray connected for the compile (corpus/cluster.py), yielding its worker count; None without Ray."""
+    if not ray:
+        yield None
+        return
+    with ray_workers(ray, workers) as count:
+        yield count
 
 
 def _examples(dataset: str, data: str | Path, train: int | None,

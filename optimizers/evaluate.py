@@ -70,6 +70,12 @@ class Setup:
         return module, make_lm(self.lm, threads=threads), metrics
 
 
+def check_ray_options(ray: str | None, workers: int | None, threads: int) -> None:
+    """--workers goes with --ray, and --threads without it."""
+    if (workers and not ray) or (ray and threads > 1):
+        raise ValueError("--workers counts Ray workers and goes with --ray; --threads is for a run without Ray")
+
+
 def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, program: str = "iterative",
              lm: str | None = None, compiled: str | Path | None = None, split_name: str = "dev",
              limit: int | None = None, threads: int = 1, max_iterations: int | None = None,
@@ -85,8 +91,7 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
     chosen = split(examples, split_name)[:limit] if limit else split(examples, split_name)
     if not chosen:
         raise ValueError(f"no questions in split {split_name!r} of {dataset}")
-    if (workers and not ray) or (ray and threads > 1):
-        raise ValueError("--workers counts Ray workers and goes with --ray; --threads is for a run without Ray")
+    check_ray_options(ray, workers, threads)
     conversational = dataset in CONVERSATIONS
     if ray and conversational:
         raise ValueError(f"{dataset} is asked turn by turn, each turn after the one before: it cannot run on Ray")

@@ -161,6 +161,7 @@ def _parser() -> argparse.ArgumentParser:
     compile_.add_argument("--out", help="compiled JSON (default runs/compiled/DATASET-PROGRAM-OPTIMIZER-TIME.json); "
                           "gepa resumes from FILE.gepa/ when rerun with the same --out")
     compile_.add_argument("--threads", type=_count(1, MAX_THREADS), default=1)
+    _ray_options(compile_, "decode the LM's calls, and answer the before/after evaluations, on Ray workers")
     compile_.add_argument("--no-track", action="store_true", help="do not log MLflow runs")
     compile_.add_argument("--json", action="store_true", help="end with the result as one JSON line")
 
@@ -457,7 +458,7 @@ def _compile(args) -> int:
             result = compile_program(args.dataset, args.data, args.optimizer, args.index, args.program, args.lm,
                                      args.prompt_lm, args.reflection_lm, args.train, args.val, args.budget,
                                      args.out, args.threads, track=not args.no_track, progress=sys.stderr.isatty(),
-                                     teacher_lm=args.teacher_lm)
+                                     teacher_lm=args.teacher_lm, ray=args.ray, workers=args.workers)
     except KeyboardInterrupt as interrupt:  # the run is marked KILLED
         print(f"ferret: {interrupt or 'compile interrupted'}", file=sys.stderr)
         return 130

@@ -1,15 +1,21 @@
 """`ferret eval --ray`: the questions answered on Ray workers, each with its own embedded model, give the
-rows a run without Ray gives."""
+rows a run without Ray gives. `ferret compile --ray`: an in-process LM decodes on Ray workers as it
+does in the calling process."""
 from __future__ import annotations
 
 import csv
+from concurrent.futures import ThreadPoolExecutor
 
+import dspy
 import mlflow
 import pytest
 
+from corpus.cluster import ray_workers
+from optimizers.distributed import RayEngine, on_ray
 from optimizers.evaluate import evaluate
 from optimizers.tracking import runs_dir
 from programs.cli import main
+from programs.lm import answering, make_lm
 from tests.conftest import SAMPLE
 
 SAME = ("id", "question", "answer", "status", "accuracy", "evidence_recall@5", "citations_verified", "lm_calls",
@@ -31,13 +37,41 @@ def test_questions_answered_on_two_ray_workers_match_a_run_without_ray(sample_in
     assert params["ray"] == "local" and params["workers"] == "2"
 
 
+def test_the_embedded_model_decodes_on_two_ray_workers_as_in_this_process():
+    """The real embedded model: four questions asked from two threads, each call a Ray task, get the
+    answers the model gives in this process (greedy decoding), each in its own thread's order."""
+    questions = ["What is 2 + 3?", "Name a primary colour.", "What is the capital of France?", "Spell 'cat' backwards."]
+    ask = dspy.Predict("question -> answer")
+    local = make_lm("local", max_tokens=40)
+
+    def answers(lm: dspy.LM) -> list[str]:
+        def one(question: str) -> str:
+            with answering(lm):
+                return ask(question=question).answer
+        with ThreadPoolExecutor(2) as pool:
+            return list(pool.map(one, questions))
+
+    with ray_workers("local", 2):
+        remote = on_ray(local)
+        assert isinstance(remote.engine, RayEngine)
+        on_workers = answers(remote)
+    assert on_workers == answers(local)
+    assert len(set(on_workers)) == len(questions)
+
+
+def test_an_api_model_is_not_sent_to_ray():
+    api = make_lm("openai/gpt-4o-mini")
+    assert on_ray(api) is api
+
+
+@pytest.mark.parametrize("command", [["eval", "--limit", "1"], ["compile", "--optimizer", "bootstrap", "--val", "1"]])
 @pytest.mark.parametrize("options, message", [
     (["--workers", "2"], "--workers counts Ray workers and goes with --ray"),
     (["--ray", "--threads", "2"], "--threads is for a run without Ray"),
 ])
-def test_ray_options_that_do_not_go_together_are_refused(sample_index, capsys, options, message):
-    code = main(["eval", "--dataset", "sample", "--data", str(SAMPLE), "--index", str(sample_index), "--limit", "1",
-                 "--no-track", *options])
+def test_ray_options_that_do_not_go_together_are_refused(sample_index, capsys, command, options, message):
+    code = main([command[0], "--dataset", "sample", "--data", str(SAMPLE), "--index", str(sample_index),
+                 *command[1:], "--no-track", *options])
     assert code == 2 and message in capsys.readouterr().err
 
 
