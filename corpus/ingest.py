@@ -24,7 +24,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from corpus.cluster import RayIngest, ray_workers
-from corpus.dense import DEFAULT_EMBEDDER, Embedder, get_embedder
+from corpus.dense import DEFAULT_EMBEDDER, Embedder, embedder_name, get_embedder
 from corpus.graph import find_cross_references
 from corpus.passages import JSON_SUFFIXES, TEXT_SUFFIXES, content_hash, load_passages, load_text_file
 from corpus.pdf import IngestError, open_pdf, outline_entries, read_pages
@@ -170,14 +170,13 @@ def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, 
     _add_time(report, "parse", clock)
     if not (work or info_updates):  # nothing new: the embedder (seconds to load) is not loaded
         return
-    model = get_embedder(spec)
-    with ray_workers(ray, workers) if ray else nullcontext() as count:
+    with ray_workers(ray, workers) if ray else nullcontext() as count:  # on Ray, only the workers load it
         on_ray = RayIngest(spec, count) if ray else None
-        _ingest_batches(store, spec, model, work, info_updates, bucket, metadata, existing, workers, progress, report,
-                        commit_pages, on_ray)
+        _ingest_batches(store, spec, None if ray else get_embedder(spec), work, info_updates, bucket, metadata,
+                        existing, workers, progress, report, commit_pages, on_ray)
 
 
-def _ingest_batches(store: Store, spec: str, model: Embedder, work: list, info_updates: list, bucket: str,
+def _ingest_batches(store: Store, spec: str, model: Embedder | None, work: list, info_updates: list, bucket: str,
                     metadata: dict, existing: dict, workers: int | None, progress: bool, report: IngestReport,
                     commit_pages: int, on_ray: RayIngest | None) -> None:
     """Parse, segment, embed and commit `work`, one shard per batch."""
@@ -204,11 +203,11 @@ def _ingest_batches(store: Store, spec: str, model: Embedder, work: list, info_u
         clock = time.perf_counter()
         texts = {content_hash(s.text): s.text for doc, _, _ in documents for s in doc.segments}
         texts.update({content_hash(a.label): a.label for doc, _, _ in documents for a in doc.annotations})
-        _embed_missing(store, model, texts, progress, on_ray)
+        _embed_missing(store, embedder_name(spec), model, texts, progress, on_ray)
         _add_time(report, "embed", clock)
 
         clock = time.perf_counter()
-        _commit(store, spec, model.name, bucket, documents, info_updates, xrefs, existing, report)
+        _commit(store, spec, embedder_name(spec), bucket, documents, info_updates, xrefs, existing, report)
         info_updates = []  # the first commit made them
         report.commits += 1
         _add_time(report, "index", clock)
@@ -332,12 +331,12 @@ def _embedder_spec(store: Store, requested: str | None) -> str:
     return stored or requested or DEFAULT_EMBEDDER
 
 
-def _embed_missing(store: Store, model: Embedder, texts: dict[str, str], progress: bool,
+def _embed_missing(store: Store, name: str, model: Embedder | None, texts: dict[str, str], progress: bool,
                    on_ray: RayIngest | None = None, batch: int = 256) -> None:
-    """Embed the texts whose vectors are not cached yet, caching them batch by batch (on Ray's workers,
-    batches in flight on every worker, as many batches for each of them: none idles while another
-    ends the commit's last one)."""
-    cached = store.cached_vectors(model.name, list(texts))
+    """Embed the texts whose vectors are not cached yet under the embedder's `name`, caching them batch
+    by batch, with `model` or on Ray's workers (batches in flight on every worker, as many batches for
+    each of them: none idles while another ends the commit's last one)."""
+    cached = store.cached_vectors(name, list(texts))
     missing = [key for key in texts if key not in cached]
     parts = -(-len(missing) // batch)
     if on_ray:
@@ -349,7 +348,7 @@ def _embed_missing(store: Store, model: Embedder, texts: dict[str, str], progres
     with tqdm(total=len(missing), unit="text", desc="embed", disable=not progress or not missing) as bar:
         for keys, vectors in zip(batches, embedded):
             store.conn.execute("BEGIN")
-            store.cache_vectors(model.name, dict(zip(keys, vectors)))
+            store.cache_vectors(name, dict(zip(keys, vectors)))
             store.conn.execute("COMMIT")
             bar.update(len(keys))
 
