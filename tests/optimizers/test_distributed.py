@@ -4,13 +4,18 @@ does in the calling process."""
 from __future__ import annotations
 
 import csv
+import json
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import dspy
 import mlflow
 import pytest
 
+from dspy.clients.cache import Cache
+
 from corpus.cluster import ray_workers
+from optimizers.compile import compile_program
 from optimizers.distributed import RayEngine, on_ray
 from optimizers.evaluate import evaluate
 from optimizers.tracking import runs_dir
@@ -57,6 +62,23 @@ def test_the_embedded_model_decodes_on_two_ray_workers_as_in_this_process():
         on_workers = answers(remote)
     assert on_workers == answers(local)
     assert len(set(on_workers)) == len(questions)
+
+
+def test_a_compile_on_two_ray_workers_compiles_what_a_compile_without_ray_does(sample_index, tmp_path, monkeypatch):
+    """The real embedded model, the one-call program, bootstrap on 1 train and 1 dev sample question, each
+    compile with a new response cache (nothing replayed): the same program and scores on Ray as without."""
+    def compiled(name: str, **ray) -> tuple[dict, dict]:
+        monkeypatch.setattr(dspy, "cache", Cache(enable_disk_cache=False, enable_memory_cache=True, disk_cache_dir=None))
+        result = compile_program("sample", SAMPLE, "bootstrap", sample_index, "oneshot", train=1, val=1,
+                                 out=tmp_path / f"{name}.json", track=False, **ray)
+        state = json.loads(Path(result["compiled_path"]).read_text())
+        state.pop("metadata")
+        return result, state
+
+    alone, program = compiled("alone")
+    on_ray, program_on_ray = compiled("on_ray", ray="local", workers=2)
+    assert program_on_ray == program
+    assert (on_ray["score_before"], on_ray["score_after"]) == (alone["score_before"], alone["score_after"])
 
 
 def test_an_api_model_is_not_sent_to_ray():
