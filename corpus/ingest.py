@@ -281,7 +281,7 @@ def _parse_pdfs(pending: list[_PendingPdf], metadata: dict, workers: int | None,
     total = sum(item.page_count for item in pending)
     with tqdm(total=total, unit="page", desc="parse", disable=not progress or total == 0) as bar:
         if on_ray:
-            read = on_ray.read([(str(item.path), start, stop) for item, start, stop in tasks])
+            read = on_ray.read([(str(item.path.resolve()), start, stop) for item, start, stop in tasks])
             for (item, start, stop), texts in zip(tasks, read):
                 _collect(item, start, stop, lambda texts=texts: _raised(texts), pages, failed, bar)
         elif workers == 1 or len(tasks) <= 1:

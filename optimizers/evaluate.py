@@ -97,7 +97,9 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
         raise ValueError(f"{dataset} is asked turn by turn, each turn after the one before: it cannot run on Ray")
     index = Path(index) if index else default_index(dataset)
     prepare_index(files, index)
-    setup = Setup(program, str(index), lm, str(compiled) if compiled else None, max_iterations, judge_lm, conversational)
+    # absolute paths: a Ray worker on another node does not start in this directory
+    setup = Setup(program, str(index.resolve()), lm, str(Path(compiled).resolve()) if compiled else None,
+                  max_iterations, judge_lm, conversational)
     module, model, metrics = setup.build()
     params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "lm": model.model,
               "compiled": str(compiled or ""), "compiled_sha256": _sha256(compiled) if compiled else "",

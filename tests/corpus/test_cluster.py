@@ -2,9 +2,13 @@
 Ray gives, and a bad file still fails alone."""
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 
+from corpus.dense import get_embedder
 from corpus.ingest import ingest
+from corpus.pdf import read_pages
 from corpus.tools import Corpus
 
 FILINGS = ("FOOTLOCKER_2022_8K_dated-2022-05-20", "AMCOR_2022_8K_dated-2022-07-01")
@@ -34,3 +38,27 @@ def test_an_ingest_on_two_ray_workers_builds_the_index_an_ingest_without_ray_bui
     (rows, vectors), (ray_rows, ray_vectors) = contents(tmp_path / "alone"), contents(tmp_path / "ray")
     assert ray_rows == rows and len(rows) > 50
     assert ray_vectors.shape == vectors.shape and np.allclose(ray_vectors, vectors, atol=1e-5)
+
+
+def test_the_workers_read_pdfs_by_absolute_path(tmp_path, pdf, monkeypatch):
+    """A worker on another node does not start in this directory: a PDF named relative to it reaches the
+    workers absolute. (The workers here read in this process and record the paths they were given.)"""
+    class RecordingWorkers:
+        def __init__(self, embedder: str, count: int):
+            self.workers, self.paths, self.embedder = count, [], get_embedder(embedder)
+
+        def read(self, tasks):
+            self.paths += [path for path, _, _ in tasks]
+            return (read_pages(path, start, stop) for path, start, stop in tasks)
+
+        def embed(self, batches):
+            return (self.embedder(texts) for texts in batches)
+
+    made = []
+    monkeypatch.setattr("corpus.ingest.ray_workers", lambda address, workers: nullcontext(1))
+    monkeypatch.setattr("corpus.ingest.RayIngest", lambda *args: made.append(RecordingWorkers(*args)) or made[-1])
+    (tmp_path / f"{FILINGS[0]}.pdf").write_bytes(pdf(FILINGS[0]).read_bytes())
+    monkeypatch.chdir(tmp_path)
+    report = ingest([f"{FILINGS[0]}.pdf"], "index", ray="local")
+    assert report.added == [FILINGS[0]]
+    assert made[0].paths and set(made[0].paths) == {str(tmp_path / f"{FILINGS[0]}.pdf")}

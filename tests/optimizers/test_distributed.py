@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -15,11 +16,13 @@ import pytest
 from dspy.clients.cache import Cache
 
 from corpus.cluster import ray_workers
+from corpus.tools import Corpus
 from optimizers.compile import compile_program
 from optimizers.distributed import RayEngine, on_ray
 from optimizers.evaluate import evaluate
 from optimizers.tracking import runs_dir
 from programs.cli import main
+from programs import make_program
 from programs.lm import answering, make_lm
 from tests.conftest import SAMPLE
 
@@ -79,6 +82,24 @@ def test_a_compile_on_two_ray_workers_compiles_what_a_compile_without_ray_does(s
     on_ray, program_on_ray = compiled("on_ray", ray="local", workers=2)
     assert program_on_ray == program
     assert (on_ray["score_before"], on_ray["score_after"]) == (alone["score_before"], alone["score_after"])
+
+
+def test_the_workers_are_given_absolute_paths(sample_index, tmp_path, monkeypatch):
+    """A worker on another node does not start in this directory: a relative --index or --compiled
+    reaches it absolute."""
+    given = []
+
+    def answer_on_ray(setup, examples, address, workers, progress):
+        given.append(setup)
+        return iter([])
+
+    monkeypatch.setattr("optimizers.distributed.answer_on_ray", answer_on_ray)
+    make_program("oneshot", Corpus(sample_index)).save(str(tmp_path / "compiled.json"))
+    monkeypatch.chdir(tmp_path)
+    evaluate("sample", SAMPLE, os.path.relpath(sample_index, tmp_path), "oneshot", compiled="compiled.json",
+             split_name="all", limit=1, track=False, ray="local")
+    assert given[0].index == str(sample_index.resolve())
+    assert given[0].compiled == str(tmp_path / "compiled.json")
 
 
 def test_an_api_model_is_not_sent_to_ray():
