@@ -38,7 +38,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -180,7 +180,7 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
     index = Path(index) if index else default_index(dataset)
     prepare_index(files, index)
     out = Path(out) if out else default_out(dataset, program, optimizer)
-    with _workers(ray, workers) as count:
+    with ray_workers(ray, workers) if ray else nullcontext() as count:  # count: the Ray workers
 
         def lm_of(spec: str | None) -> dspy.LM:
             model = make_lm(spec, cache=True)
@@ -222,16 +222,6 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
             "mlflow_run_id": parent.info.run_id if parent else None,
             "before_run_id": before.get("mlflow_run_id"), "after_run_id": after.get("mlflow_run_id"),
             "seconds": round(time.perf_counter() - started, 2)}
-
-
-@contextmanager
-def _workers(ray: str | None, workers: int | None) -> Iterator[int | None]:
-    """Ray connected for the compile (corpus/cluster.py), yielding its worker count; None without Ray."""
-    if not ray:
-        yield None
-        return
-    with ray_workers(ray, workers) as count:
-        yield count
 
 
 def _examples(dataset: str, data: str | Path, train: int | None,
