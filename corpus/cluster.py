@@ -1,12 +1,12 @@
 """Ray, for the work ferret spreads over workers: `ferret ingest --ray` (parsing PDFs, embedding) and
-`ferret eval --ray` (answering questions, optimizers/distributed.py).
+`ferret eval|compile --ray` (answering questions, decoding LM calls: optimizers/distributed.py).
 
 `--ray` alone starts a new local Ray on this machine with `--workers` CPUs (default: the cores this
 process may run on), which stops when the command ends. `--ray ADDRESS` (`auto`, `HOST:6379`,
 `ray://HOST:10001`) joins a cluster started beforehand with `ray start --head --port 6379` on one node
 and `ray start --address HEAD:6379` on the others; `--workers` then defaults to the cluster's CPUs.
 Every node needs ferret installed and the files at the same paths (a shared file system). A worker is
-a Ray actor with one CPU.
+a Ray actor with one CPU; an LM call of `compile --ray` is a Ray task with one CPU.
 """
 from __future__ import annotations
 
