@@ -178,13 +178,15 @@ class VectorIndex:
         """The `k` rows most similar to `query_vector` as (row, score), best first, among the rows `mask`
         allows (all when None): exact when fewer than ANN_MIN_ROWS distinct vectors are allowed, else
         from the graph."""
-        if not self.approximate_for(mask):
+        allowed = self._allowed_vectors(mask)
+        if not self._approximate_among(allowed):
             scores = self.scores(query_vector)
             return top_rows(scores if mask is None else np.where(mask, scores, -np.inf), k)
-        return self._approximate_top(query_vector, k, mask)
+        return self._approximate_top(query_vector, k, mask, allowed)
 
     def _allowed_vectors(self, mask: np.ndarray | None) -> np.ndarray | None:
-        if mask is None or self.rows is None:
+        """The distinct vectors of the rows `mask` allows (None: all); not computed below the graph's size."""
+        if mask is None or self.rows is None or not self.approximate:
             return mask
         allowed = np.zeros(len(self.vectors), dtype=bool)
         allowed[self.rows[mask]] = True
@@ -192,13 +194,15 @@ class VectorIndex:
 
     def approximate_for(self, mask: np.ndarray | None) -> bool:
         """Whether a search among the rows `mask` allows (all when None) walks the graph."""
-        allowed = self._allowed_vectors(mask)
-        return (len(self.vectors) if allowed is None else int(np.count_nonzero(allowed))) >= ANN_MIN_ROWS
+        return self._approximate_among(self._allowed_vectors(mask))
 
-    def _approximate_top(self, query_vector: np.ndarray, k: int, mask: np.ndarray | None) -> list[tuple[int, float]]:
+    def _approximate_among(self, allowed: np.ndarray | None) -> bool:
+        return self.approximate and (allowed is None or int(np.count_nonzero(allowed)) >= ANN_MIN_ROWS)
+
+    def _approximate_top(self, query_vector: np.ndarray, k: int, mask: np.ndarray | None,
+                         allowed: np.ndarray | None) -> list[tuple[int, float]]:
         import faiss
 
-        allowed = self._allowed_vectors(mask)
         bits = None if allowed is None else np.packbits(allowed, bitorder="little")  # kept alive during the search
         selector = None if bits is None else faiss.IDSelectorBitmap(len(allowed), faiss.swig_ptr(bits))
         params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, k), sel=selector)

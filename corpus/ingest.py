@@ -203,11 +203,11 @@ def _ingest_batches(store: Store, spec: str, model: Embedder | None, work: list,
         clock = time.perf_counter()
         texts = {content_hash(s.text): s.text for doc, _, _ in documents for s in doc.segments}
         texts.update({content_hash(a.label): a.label for doc, _, _ in documents for a in doc.annotations})
-        _embed_missing(store, embedder_name(spec), model, texts, progress, on_ray)
+        _embed_missing(store, spec, model, texts, progress, on_ray)
         _add_time(report, "embed", clock)
 
         clock = time.perf_counter()
-        _commit(store, spec, embedder_name(spec), bucket, documents, info_updates, xrefs, existing, report)
+        _commit(store, spec, bucket, documents, info_updates, xrefs, existing, report)
         info_updates = []  # the first commit made them
         report.commits += 1
         _add_time(report, "index", clock)
@@ -331,11 +331,12 @@ def _embedder_spec(store: Store, requested: str | None) -> str:
     return stored or requested or DEFAULT_EMBEDDER
 
 
-def _embed_missing(store: Store, name: str, model: Embedder | None, texts: dict[str, str], progress: bool,
+def _embed_missing(store: Store, spec: str, model: Embedder | None, texts: dict[str, str], progress: bool,
                    on_ray: RayIngest | None = None, batch: int = 256) -> None:
-    """Embed the texts whose vectors are not cached yet under the embedder's `name`, caching them batch
-    by batch, with `model` or on Ray's workers (batches in flight on every worker, as many batches for
+    """Embed the texts whose vectors are not cached yet under the name of `spec`'s embedder, caching them
+    batch by batch, with `model` or on Ray's workers (batches in flight on every worker, as many batches for
     each of them: none idles while another ends the commit's last one)."""
+    name = embedder_name(spec)
     cached = store.cached_vectors(name, list(texts))
     missing = [key for key in texts if key not in cached]
     parts = -(-len(missing) // batch)
@@ -353,7 +354,7 @@ def _embed_missing(store: Store, name: str, model: Embedder | None, texts: dict[
             bar.update(len(keys))
 
 
-def _commit(store: Store, spec: str, model_name: str, bucket: str, documents, info_updates, xrefs, existing,
+def _commit(store: Store, spec: str, bucket: str, documents, info_updates, xrefs, existing,
             report: IngestReport) -> None:
     """Write all changes and the shard of what they add, then commit atomically."""
     with store.transaction():
@@ -364,7 +365,7 @@ def _commit(store: Store, spec: str, model_name: str, bucket: str, documents, in
                                   xrefs[doc.doc_id])
         for doc_id, new_bucket, meta in info_updates:
             store.update_document_info(doc_id, new_bucket, meta)
-        write_shard(store, model_name)
+        write_shard(store, embedder_name(spec))
         store.set_meta("embedder_spec", spec)
     for doc, _, _ in documents:  # reported once committed
         (report.replaced if doc.doc_id in existing else report.added).append(doc.doc_id)
