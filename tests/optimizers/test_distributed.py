@@ -69,7 +69,12 @@ def test_the_embedded_model_decodes_on_two_ray_workers_as_in_this_process():
 
 def test_a_compile_on_two_ray_workers_compiles_what_a_compile_without_ray_does(sample_index, tmp_path, monkeypatch):
     """The real embedded model, the one-call program, bootstrap on 1 train and 1 dev sample question, each
-    compile with a new response cache (nothing replayed): the same program and scores on Ray as without."""
+    compile with a new response cache (nothing replayed): the same program and scores on Ray as without,
+    the optimizer's LM calls decoded on the workers."""
+    sent = []
+    complete = RayEngine.complete
+    monkeypatch.setattr(RayEngine, "complete", lambda engine, request: sent.append(request) or complete(engine, request))
+
     def compiled(name: str, **ray) -> tuple[dict, dict]:
         monkeypatch.setattr(dspy, "cache", Cache(enable_disk_cache=False, enable_memory_cache=True, disk_cache_dir=None))
         result = compile_program("sample", SAMPLE, "bootstrap", sample_index, "oneshot", train=1, val=1,
@@ -79,7 +84,9 @@ def test_a_compile_on_two_ray_workers_compiles_what_a_compile_without_ray_does(s
         return result, state
 
     alone, program = compiled("alone")
+    assert not sent
     on_ray, program_on_ray = compiled("on_ray", ray="local", workers=2)
+    assert sent  # the teacher's run of the train question
     assert program_on_ray == program
     assert (on_ray["score_before"], on_ray["score_after"]) == (alone["score_before"], alone["score_after"])
 
