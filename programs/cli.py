@@ -193,6 +193,14 @@ def _parser() -> argparse.ArgumentParser:
     bench_grow.add_argument("--index", required=True)
     bench_grow.add_argument("--copies", type=_count(1, 1000), required=True)
     bench_grow.add_argument("--json", action="store_true")
+    bench_pages = targets.add_parser("pages", help="write a corpus of N distinct short pages (word windows over the "
+                                                   "segments of INDEXes) for an index of N distinct vectors")
+    bench_pages.add_argument("--from", dest="sources", action="append", required=True, metavar="INDEX")
+    bench_pages.add_argument("--pages", type=_count(1, 100_000_000), required=True)
+    bench_pages.add_argument("--out", required=True, help="a new or empty directory for the text files")
+    bench_pages.add_argument("--words", type=_count(1, 200), default=12)
+    bench_pages.add_argument("--stride", type=_count(1, 200), default=3)
+    bench_pages.add_argument("--json", action="store_true")
     bench_search = targets.add_parser("search", help="p50/p95 latency of each tool on an index")
     bench_search.add_argument("--index", default=DEFAULT_INDEX)
     bench_search.add_argument("--n", type=_count(1, MAX_QUESTIONS), default=200, help="calls per tool")
@@ -488,7 +496,7 @@ def _runs(args) -> int:
 
 
 def _bench(args) -> int:
-    from corpus.bench import bench_add, bench_ingest, bench_search, grow_index
+    from corpus.bench import bench_add, bench_ingest, bench_search, grow_index, window_pages
 
     if args.target == "add":
         result = bench_add(args.path, args.index)
@@ -497,6 +505,8 @@ def _bench(args) -> int:
     elif args.target == "ingest":
         result = bench_ingest(args.paths, args.index, args.workers, progress=not args.json and sys.stderr.isatty(),
                               ray=args.ray)
+    elif args.target == "pages":
+        result = window_pages(args.sources, args.out, args.pages, args.words, args.stride)
     elif args.target == "lm":
         from optimizers.evaluate import default_index
         from programs.bench import bench_lm

@@ -164,3 +164,22 @@ def test_bench_grow_copies_every_document_with_its_rows_and_one_shard_a_copy(doc
         "SELECT COUNT(*) FROM edges e LEFT JOIN segments s ON 'seg:' || s.id = e.src "
         "WHERE s.id IS NULL OR s.doc_id != e.doc_id OR e.dst NOT LIKE 'sec:' || e.doc_id || ':%'").fetchone()[0]
     assert (misplaced, dangling) == (0, 0)  # a copy's annotations and edges are on the copy's own segments
+
+
+def test_bench_pages_writes_distinct_word_windows_that_ingest_as_one_segment_a_page(docs, capsys):
+    from programs.cli import main
+
+    index, out = docs / "index", docs / "pages"
+    ingest([docs / "report.md", docs / "inv1.txt", docs / "inv2.txt"], index)
+    assert main(["bench", "pages", "--from", str(index), "--pages", "30", "--words", "5", "--stride", "2",
+                 "--out", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["files"] == 1
+    pages = (out / "pages-00000.txt").read_text().split("\f")
+    assert len(pages) == len(set(pages)) == 30 and max(len(page.split()) for page in pages) == 5
+    texts = " ".join(row[0] for row in Store(index).conn.execute("SELECT text FROM segments ORDER BY id"))
+    assert all(page in " ".join(texts.split()) for page in pages)
+    report = ingest([out / "pages-00000.txt"], docs / "pages-index")
+    assert (report.pages, report.segments) == (30, 30)
+    assert len({row[0] for row in Store(docs / "pages-index").conn.execute("SELECT text FROM segments")}) == 30
+    assert main(["bench", "pages", "--from", str(index), "--pages", "100000", "--out", str(docs / "more")]) == 2
+    assert "not 100000" in capsys.readouterr().err and not (docs / "more").exists()
