@@ -30,7 +30,7 @@ from optimizers.retrieval import evaluate_recall
 from optimizers.tracking import STATUS_COUNTS, git_commit, metric_name, plot_runs, recent_runs, run_summaries, runs_dir, use_experiment
 from programs import load_compiled, make_program
 from programs.conversation import ChatState, Conversation
-from programs.lm import answering, make_lm
+from programs.lm import answering, anywhere, make_lm
 from programs.result import as_json, error_text
 
 RUN_KEYS = ("dataset", "program", "lm", "split")
@@ -98,8 +98,8 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
     index = Path(index) if index else default_index(dataset)
     prepare_index(files, index)
     # absolute paths: a Ray worker on another node does not start in this directory
-    setup = Setup(program, str(index.resolve()), lm, str(Path(compiled).resolve()) if compiled else None,
-                  max_iterations, judge_lm, conversational)
+    setup = Setup(program, str(index.resolve()), anywhere(lm), str(Path(compiled).resolve()) if compiled else None,
+                  max_iterations, anywhere(judge_lm), conversational)
     module, model, metrics = setup.build()
     params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "lm": model.model,
               "compiled": str(compiled or ""), "compiled_sha256": _sha256(compiled) if compiled else "",

@@ -341,7 +341,7 @@ def check_model(spec: str) -> None:
 
 
 def check_gguf(path: str) -> str:
-    """`path` if it is a GGUF model file; else ValueError naming it."""
+    """`path`, absolute, if it is a GGUF model file; else ValueError naming it."""
     try:
         with open(path, "rb") as handle:
             magic = handle.read(4)
@@ -349,7 +349,13 @@ def check_gguf(path: str) -> str:
         raise ValueError(f"LM 'local:{path}': {error.strerror or error}") from None
     if magic != b"GGUF":
         raise ValueError(f"LM 'local:{path}' is not a GGUF model file (it does not start with GGUF)")
-    return path
+    return str(Path(path).resolve())
+
+
+def anywhere(spec: str | None) -> str | None:
+    """`spec` with a GGUF file's path made absolute: the same model from any directory, such as a Ray
+    worker's on another node."""
+    return f"local:{check_gguf(spec.removeprefix('local:'))}" if spec and spec.startswith("local:") else spec
 
 
 def make_lm(spec: str | None = None, threads: int | None = None, **kwargs) -> dspy.LM:

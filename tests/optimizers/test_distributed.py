@@ -92,8 +92,8 @@ def test_a_compile_on_two_ray_workers_compiles_what_a_compile_without_ray_does(s
 
 
 def test_the_workers_are_given_absolute_paths(sample_index, tmp_path, monkeypatch):
-    """A worker on another node does not start in this directory: a relative --index or --compiled
-    reaches it absolute."""
+    """A worker on another node does not start in this directory: a relative --index, --compiled or
+    --lm local:PATH reaches it absolute, for eval's questions and for a compile's LM calls."""
     given = []
 
     def answer_on_ray(setup, examples, address, workers, progress):
@@ -103,10 +103,13 @@ def test_the_workers_are_given_absolute_paths(sample_index, tmp_path, monkeypatc
     monkeypatch.setattr("optimizers.distributed.answer_on_ray", answer_on_ray)
     make_program("oneshot", Corpus(sample_index)).save(str(tmp_path / "compiled.json"))
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.gguf").write_bytes(b"GGUF")  # never loaded: the program does not run here
     evaluate("sample", SAMPLE, os.path.relpath(sample_index, tmp_path), "oneshot", compiled="compiled.json",
-             split_name="all", limit=1, track=False, ray="local")
+             lm="local:model.gguf", split_name="all", limit=1, track=False, ray="local")
     assert given[0].index == str(sample_index.resolve())
     assert given[0].compiled == str(tmp_path / "compiled.json")
+    assert given[0].lm == f"local:{tmp_path / 'model.gguf'}"
+    assert on_ray(make_lm("local:model.gguf")).engine.model_path == str(tmp_path / "model.gguf")
 
 
 def test_an_api_model_is_not_sent_to_ray():
