@@ -133,7 +133,8 @@ def _section_neighbors(store: Store, rest: str) -> list[dict]:
     out += [_segment_node(row, "contains") for row in
             c.execute("SELECT * FROM segments WHERE doc_id = ? AND section_id = ? ORDER BY ord", (doc_id, section_id))]
     out += [_segment_node(row, "referenced_by") for row in c.execute(
-        "SELECT s.* FROM edges e JOIN segments s ON e.src = 'seg:' || s.id WHERE e.dst = ? ORDER BY s.id",
+        "SELECT s.* FROM edges e JOIN segments s ON s.id = CAST(substr(e.src, 5) AS INTEGER) AND e.src = 'seg:' || s.id "
+        "WHERE e.dst = ? ORDER BY s.id",
         (f"sec:{rest}",))]
     return out
 
@@ -159,7 +160,7 @@ def _segment_neighbors(store: Store, rest: str) -> list[dict]:
         out += [_node(f"sent:{segment['id']}:{i}", "sentence", "child", text, doc_id, segment["page"])
                 for i, text in enumerate(sentences(segment["text"]))]
     out += [_section_node(row, "references") for row in c.execute(
-        "SELECT s.* FROM edges e JOIN sections s ON e.dst = 'sec:' || s.doc_id || ':' || s.id "
+        "SELECT s.* FROM edges e JOIN sections s ON s.doc_id = e.doc_id AND e.dst = 'sec:' || s.doc_id || ':' || s.id "
         "WHERE e.src = ? ORDER BY s.ord", (f"seg:{segment['id']}",))]
     return out
 

@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS annotations (
     value_text TEXT NOT NULL, value_num REAL, unit TEXT, fields TEXT NOT NULL DEFAULT '{}');
 CREATE INDEX IF NOT EXISTS annotations_doc ON annotations (doc_id);
 CREATE INDEX IF NOT EXISTS annotations_label ON annotations (label_id);
+CREATE INDEX IF NOT EXISTS annotations_segment ON annotations (segment_id);
 CREATE TABLE IF NOT EXISTS edges (
     doc_id TEXT NOT NULL, src TEXT NOT NULL, dst TEXT NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL,
     PRIMARY KEY (src, dst, kind));
