@@ -317,7 +317,7 @@ class Corpus:
         page, section and score.
         """
         check_count("top_k", top_k, 1, MAX_TOP_K)
-        return self._annotations(label_query, filters, bucket, doc_id)[:top_k]
+        return self._annotations(label_query, filters, bucket, doc_id, limit=top_k)
 
     def annotations_aggregate(self, label_query: str, op: str, group_by: str | None = None,
                               filters: dict | str | None = None, bucket: str | None = None,
@@ -367,31 +367,35 @@ class Corpus:
         return self._annotations(label_query, filters, bucket, doc_id, with_metadata=True, precise=True)
 
     def _annotations(self, label_query: str, filters, bucket, doc_id, with_metadata: bool = False,
-                     precise: bool = False) -> list[dict]:
-        """All annotations whose label matches, best label first, then document order."""
+                     precise: bool = False, limit: int = -1) -> list[dict]:
+        """The first `limit` (all: -1) annotations whose label matches, best label first, then document
+        order (sorted and cut by SQLite: a label of a large index has thousands of rows)."""
         check_query("label_query", label_query)
         self._refresh()
         labels = self._matching_labels(label_query, precise)
         if not labels:
             return []
         where, params = self._document_where(bucket, Filters.parse(filters), doc_id, _ANNOTATION_COLUMNS)
-        marks = ",".join("?" * len(labels))
         rows = self.store.conn.execute(
-            "SELECT a.*, l.text AS label, d.file, d.bucket, d.metadata, sec.title AS section FROM annotations a "
+            "SELECT a.*, l.text AS label, d.file, d.bucket, d.metadata, sec.title AS section "
+            "FROM json_each(?) m JOIN annotations a ON a.label_id = CAST(m.key AS INTEGER) "
             "JOIN labels l ON l.id = a.label_id JOIN documents d ON d.doc_id = a.doc_id "
             "LEFT JOIN sections sec ON sec.doc_id = a.doc_id AND sec.id = a.section_id "
-            f"WHERE a.label_id IN ({marks}) AND {where} ORDER BY a.doc_id, a.page, a.id",
-            [*labels, *params]).fetchall()
-        out = []
-        for row in sorted(rows, key=lambda r: -labels[r["label_id"]]):
+            f"WHERE {where} ORDER BY m.value DESC, a.doc_id, a.page, a.id LIMIT ?",
+            [json.dumps({key: float(score) for key, score in labels.items()}), *params, limit]).fetchall()
+        out, metadata = [], {}  # a document's metadata parsed once
+        for row in rows:
+            fields = json.loads(row["fields"])
             item = {"annotation_id": f"row:{row['id']}", "kind": row["kind"], "label": row["label"],
                     "value": row["value_num"], "value_text": row["value_text"], "unit": row["unit"],
-                    "fields": {k: v[0] for k, v in json.loads(row["fields"]).items()},
+                    "fields": {k: v[0] for k, v in fields.items()},
                     "doc_id": row["doc_id"], "file": row["file"], "bucket": row["bucket"], "page": row["page"],
                     "section": row["section"] or "", "score": round(labels[row["label_id"]], 4)}
             if with_metadata:
-                item["numbers"] = {k: v[1] for k, v in json.loads(row["fields"]).items()}
-                item["metadata"] = json.loads(row["metadata"])
+                item["numbers"] = {k: v[1] for k, v in fields.items()}
+                if row["doc_id"] not in metadata:
+                    metadata[row["doc_id"]] = json.loads(row["metadata"])
+                item["metadata"] = dict(metadata[row["doc_id"]])
             out.append(item)
         return out
 

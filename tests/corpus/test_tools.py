@@ -60,6 +60,17 @@ def test_annotations_search_matches_labels_lexically_and_by_meaning(small_corpus
     assert {row["doc_id"] for row in only_2023} == {"inv1"}
 
 
+def test_annotations_search_cuts_the_ranking_after_top_k_best_label_first_then_document_order(real_corpus):
+    everything = real_corpus.annotations_search("net sales", top_k=1000)
+    assert len({row["score"] for row in everything}) > 1 and len(everything) > 20
+    scores = [row["score"] for row in everything]
+    assert scores == sorted(scores, reverse=True)
+    for label in {row["label"] for row in everything}:
+        keys = [(row["doc_id"], row["page"], int(row["annotation_id"][4:])) for row in everything if row["label"] == label]
+        assert keys == sorted(keys), label
+    assert real_corpus.annotations_search("net sales", top_k=20) == everything[:20]
+
+
 def test_annotations_aggregate_sums_a_column_with_groups(small_corpus):
     total = small_corpus.annotations_aggregate("tires", "sum", bucket="invoices", field="Amount")
     assert total["value"] == pytest.approx(740.0) and total["n"] == 2
