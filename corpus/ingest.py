@@ -31,7 +31,7 @@ from corpus.pdf import IngestError, open_pdf, outline_entries, read_pages
 from corpus.records import ParsedDocument, Section
 from corpus.sections import build_sections
 from corpus.segments import segment_document
-from corpus.shards import one_commit, write_shard
+from corpus.shards import committing, one_commit
 from corpus.store import Store, one_writer_at_a_time
 
 SUPPORTED_SUFFIXES = {".pdf"} | TEXT_SUFFIXES | JSON_SUFFIXES
@@ -357,7 +357,8 @@ def _embed_missing(store: Store, spec: str, model: Embedder | None, texts: dict[
 def _commit(store: Store, spec: str, bucket: str, documents, info_updates, xrefs, existing,
             report: IngestReport) -> None:
     """Write all changes and the shard of what they add, then commit atomically."""
-    with store.transaction():
+    with committing(store):
+        store.set_meta("embedder_spec", spec)
         for doc, path, meta in documents:
             if doc.doc_id in existing:
                 store.delete_document(doc.doc_id)
@@ -365,11 +366,8 @@ def _commit(store: Store, spec: str, bucket: str, documents, info_updates, xrefs
                                   xrefs[doc.doc_id])
         for doc_id, new_bucket, meta in info_updates:
             store.update_document_info(doc_id, new_bucket, meta)
-        write_shard(store, embedder_name(spec))
-        store.set_meta("embedder_spec", spec)
     for doc, _, _ in documents:  # reported once committed
         (report.replaced if doc.doc_id in existing else report.added).append(doc.doc_id)
-    store.remove_unlisted_shards()
 
 
 def remove(doc_ids: list[str], index_dir: str | Path) -> list[str]:

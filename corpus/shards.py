@@ -93,13 +93,20 @@ def one_commit(index_dir: str | Path, everything: bool = False) -> Iterator[Stor
     added (see write_shard), or roll back if the block raises."""
     store = Store(index_dir)
     try:
-        with one_writer_at_a_time(store.dir):
-            with store.transaction():
-                yield store
-                write_shard(store, embedder_name(store.meta("embedder_spec")), everything)
-            store.remove_unlisted_shards()
+        with one_writer_at_a_time(store.dir), committing(store, everything):
+            yield store
     finally:
         store.close()
+
+
+@contextmanager
+def committing(store: Store, everything: bool = False) -> Iterator[Store]:
+    """`store`'s changes in the block, committed with the shard of what they added (all when
+    `everything`), or rolled back if the block raises; the caller holds the write lock."""
+    with store.transaction():
+        yield store
+        write_shard(store, embedder_name(store.meta("embedder_spec")), everything)
+    store.remove_unlisted_shards()
 
 
 def compact(index_dir: str | Path) -> dict:

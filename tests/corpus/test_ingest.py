@@ -11,6 +11,7 @@ import pypdf
 import pytest
 
 from corpus import ingest as ingest_module
+from corpus import shards as shards_module
 from corpus.ingest import ingest, ingest_bucket_folder
 from corpus.pdf import IngestError
 from corpus.store import Store
@@ -135,7 +136,7 @@ def test_crash_mid_ingest_leaves_previous_index_intact(tmp_path, monkeypatch):
     def crash(*args, **kwargs):
         raise KeyboardInterrupt("power cut while building indexes")
 
-    monkeypatch.setattr(ingest_module, "write_shard", crash)
+    monkeypatch.setattr(shards_module, "write_shard", crash)
     with pytest.raises(KeyboardInterrupt):
         ingest([second], index)
     monkeypatch.undo()
@@ -156,7 +157,7 @@ def test_a_stopped_ferret_ingest_says_what_it_kept_and_the_rerun_does_not_embed_
     second.write_text("# Beta\n\nLead-acid batteries from Volta.")
     index = tmp_path / "index"
     ingest([first], index)
-    monkeypatch.setattr(ingest_module, "write_shard", lambda *args, **kwargs: stop_with_sigterm("ingest"))
+    monkeypatch.setattr(shards_module, "write_shard", lambda *args, **kwargs: stop_with_sigterm("ingest"))
     with sigterm_left_to_ferret():
         assert main(["ingest", str(second), "--index", str(index)]) == 130
     assert capsys.readouterr().err == (
