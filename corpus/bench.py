@@ -107,23 +107,24 @@ def window_pages(sources: list[str], out_dir: str, pages: int, words: int = 12, 
                  pages_per_file: int = 1000) -> dict:
     """A corpus of `pages` distinct one-window pages for an index of distinct vectors at scale (which
     `grow_index`'s copies cannot give): windows of `words` consecutive words, every `stride` words (a
-    shorter text whole), over the segment texts of the indexes `sources` in turn, written `pages_per_file` pages a text
-    file (pages split by form feeds) under `out_dir`, to be ingested as any text file is."""
+    shorter text whole), over the segment texts of the indexes `sources` in turn, written
+    `pages_per_file` pages a text file (pages split by form feeds) under `out_dir`, to be ingested as
+    any text file is."""
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
         raise ValueError(f"{out_dir}: not empty; window_pages writes a new corpus")
-    chosen: dict[str, None] = {}  # distinct, in order
+    distinct: dict[str, None] = {}  # in order
     for window in _windows(sources, words, stride):
-        chosen.setdefault(window)
-        if len(chosen) == pages:
+        distinct.setdefault(window)
+        if len(distinct) == pages:
             break
-    if len(chosen) < pages:
-        raise ValueError(f"{', '.join(sources)}: only {len(chosen)} distinct windows of {words} words every "
+    if len(distinct) < pages:
+        raise ValueError(f"{', '.join(sources)}: only {len(distinct)} distinct windows of {words} words every "
                          f"{stride}, not {pages}; add a source or lower --stride")
-    chosen = list(chosen)
+    windows = list(distinct)
     out.mkdir(parents=True, exist_ok=True)
     for number, start in enumerate(range(0, pages, pages_per_file)):
-        (out / f"pages-{number:05d}.txt").write_text("\f".join(chosen[start:start + pages_per_file]), encoding="utf-8")
+        (out / f"pages-{number:05d}.txt").write_text("\f".join(windows[start:start + pages_per_file]), encoding="utf-8")
     return {"out": str(out), "pages": pages, "files": -(-pages // pages_per_file), "words": words, "stride": stride}
 
 
