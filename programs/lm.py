@@ -340,8 +340,12 @@ def check_model(spec: str) -> None:
                          "string such as openai/gpt-4o-mini or ollama_chat/qwen2.5.") from None
 
 
-def check_gguf(path: str) -> str:
-    """`path`, absolute, if it is a GGUF model file; else ValueError naming it."""
+def gguf_file(spec: str | None) -> str | None:
+    """The absolute path of a "local:PATH" spec's GGUF model file (ValueError naming it if it is not
+    one); None for any other spec."""
+    if not spec or not spec.startswith("local:"):
+        return None
+    path = spec.removeprefix("local:")
     try:
         with open(path, "rb") as handle:
             magic = handle.read(4)
@@ -355,7 +359,8 @@ def check_gguf(path: str) -> str:
 def anywhere(spec: str | None) -> str | None:
     """`spec` with a GGUF file's path made absolute: the same model from any directory, such as a Ray
     worker's on another node."""
-    return f"local:{check_gguf(spec.removeprefix('local:'))}" if spec and spec.startswith("local:") else spec
+    path = gguf_file(spec)
+    return f"local:{path}" if path else spec
 
 
 def make_lm(spec: str | None = None, threads: int | None = None, **kwargs) -> dspy.LM:
@@ -370,8 +375,7 @@ def make_lm(spec: str | None = None, threads: int | None = None, **kwargs) -> ds
     options = {"temperature": 0.0, "max_tokens": LOCAL_MAX_TOKENS, "cache": False, **kwargs}
     if spec == "local":
         return dspy.LM(LOCAL_MODEL, engine=shared_engine(n_threads=threads), **options)
-    if spec.startswith("local:"):
-        path = check_gguf(spec.removeprefix("local:"))
+    if path := gguf_file(spec):
         return dspy.LM(f"local/{Path(path).stem}", engine=shared_engine(path, n_threads=threads), **options)
     check_model(spec)
     return dspy.LM(spec, **kwargs)
