@@ -114,7 +114,8 @@ class Corpus:
             context_chars: characters of text returned around the best match.
             doc_id: restrict to one document.
             hybrid: fuse with semantic search by reciprocal rank.
-        Returns hits with doc_id, file, page, section, section_id, node_id, kind, text and score.
+        Returns hits with doc_id, file, title (the document's), page, section, section_id, node_id, kind, text
+        and score.
         """
         return self._search(query, "hybrid" if hybrid else "text", bucket, filters, top_k, context_chars, doc_id)
 
@@ -205,11 +206,12 @@ class Corpus:
         if not ranked:
             return []
         rows = {row["id"]: row for row in self.store.conn.execute(
-            "SELECT s.id, s.doc_id, s.page, s.section_id, s.kind, s.text, d.file, sec.title AS section "
+            "SELECT s.id, s.doc_id, s.page, s.section_id, s.kind, s.text, d.file, d.title, sec.title AS section "
             "FROM segments s JOIN documents d ON d.doc_id = s.doc_id "
             "LEFT JOIN sections sec ON sec.doc_id = s.doc_id AND sec.id = s.section_id "
             f"WHERE s.id IN ({','.join('?' * len(ranked))})", [segment_id for segment_id, _ in ranked])}
-        return [{"doc_id": row["doc_id"], "file": row["file"], "page": row["page"], "section": row["section"] or "",
+        return [{"doc_id": row["doc_id"], "file": row["file"], "title": row["title"], "page": row["page"],
+                 "section": row["section"] or "",
                  "section_id": row["section_id"], "node_id": f"seg:{row['id']}", "kind": row["kind"],
                  "text": snippet(row["text"], query, context_chars), "score": round(float(score), 4)}
                 for segment_id, score in ranked if (row := rows.get(segment_id)) is not None]

@@ -36,7 +36,8 @@ from programs.result import as_json, error_text
 RUN_KEYS = ("dataset", "program", "lm", "split")
 CONVERSATIONS = ("sample-chat",)  # datasets of conversations: asked turn by turn through `Conversation`
 SETTINGS = ("max_iterations", "top_k", "context_chars", "agent_steps", "max_iters")
-TABLE_COLUMNS = ("id", "status", "accuracy", "rewrite_accuracy", "evidence_recall@5", "citations_verified", "lm_calls",
+TABLE_COLUMNS = ("id", "status", "answered_by", "accuracy", "rewrite_accuracy", "evidence_recall@5",
+                 "evidence_recall_all@5", "citations_verified", "lm_calls",
                  "input_tokens", "output_tokens", "seconds", "question", "rewritten", "gold", "answer", "reason")
 
 
@@ -186,7 +187,8 @@ def _row(example: dspy.Example, prediction: dspy.Prediction | None, metrics: dic
                                      reason=error)
     scores = {name: float(metric(example, prediction)) for name, metric in metrics.items()}
     return {"id": example.id, "question": example.question, "gold": example.answer, "answer": prediction.answer,
-            "status": prediction.status, "reason": prediction.get("reason") or "", "error": error, **scores,
+            "status": prediction.status, "answered_by": prediction.get("answered_by") or "",
+            "reason": prediction.get("reason") or "", "error": error, **scores,
             "lm_calls": prediction.lm_calls, "input_tokens": prediction.tokens["input"],
             "output_tokens": prediction.tokens["output"], "seconds": prediction.seconds,
             "lm_seconds": prediction.get("lm_seconds") or 0.0,
@@ -214,7 +216,19 @@ def summarize(rows: list[dict]) -> dict:
     for row in rows:
         key = ("n_correct" if row["accuracy"] else "n_wrong") if row["status"] == "answer" else f"n_{row['status']}"
         outcome[key] += 1
-    return {**summary, **outcome}
+    return {**summary, **outcome, **rungs(rows)}
+
+
+def rungs(rows: list[dict]) -> dict[str, int]:
+    """Per rung that answered (`answered_by`: "read", "hops", a ladder method, ...): how many questions it
+    answered ("rung_<name>_answered") and how many of those rightly ("rung_<name>_correct")."""
+    table: dict[str, int] = {}
+    for row in rows:
+        if row["status"] == "answer" and row.get("answered_by"):
+            name = f"rung_{row['answered_by']}"
+            table[f"{name}_answered"] = table.get(f"{name}_answered", 0) + 1
+            table[f"{name}_correct"] = table.get(f"{name}_correct", 0) + int(bool(row["accuracy"]))
+    return dict(sorted(table.items()))
 
 
 def _tracked(params: dict, total: int, module: dspy.Module, questions: Callable[[], Iterator[dict]]) -> dict:

@@ -218,8 +218,8 @@ METRICS: dict[str, Callable[..., float]] = {
     "answered": answered,
     "citations_verified": citations_verified,
     "evidence_recall@5": evidence_recall,
-    "evidence_all@5": evidence_all,
-    "evidence_any@5": evidence_any,
+    "evidence_recall_all@5": evidence_all,
+    "evidence_recall_any@5": evidence_any,
     "mrr@10": mrr_at_10,
 }
 

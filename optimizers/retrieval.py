@@ -1,4 +1,5 @@
-"""Retrieval-only evaluation of the search tools (no LM), for text, semantic and hybrid search.
+"""Retrieval-only evaluation of the search tools (no LM): text, semantic and hybrid search, and "hops"
+(hybrid search, then the bridges and parts it leads to, `corpus.hops`).
 
 The unit of relevance is the evidence page, (doc_id, page), when every evidence item of an example
 names a page (FinanceBench; the search is then restricted to the example's doc_id when it has one,
@@ -14,15 +15,18 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from corpus.hops import hop_search
 from corpus.tools import Corpus
 from optimizers.datasets import DATASETS, load_dataset, prepare_index
 
-MODES = ("text", "semantic", "hybrid")
+MODES = ("text", "semantic", "hybrid", "hops")
 NDCG_AT, DEEP_AT = 10, 100
 SEARCH_DEPTH = 300  # segments retrieved per query, reduced to distinct units
 
 
 def search(corpus: Corpus, mode: str, query: str, top_k: int, doc_id: str | None = None) -> list[dict]:
+    if mode == "hops":
+        return hop_search(corpus, query, top_k, doc_id=doc_id).hits
     tool = corpus.search_semantic if mode == "semantic" else corpus.search_text
     return tool(query, top_k=top_k, doc_id=doc_id, hybrid=mode == "hybrid")
 

@@ -15,13 +15,13 @@ from signatures.types import Finding
 
 
 def _result(answer: str, check: Verification, evidence: list[dict], iterations: int, trajectory: list,
-            reason: str = "") -> dspy.Prediction:
+            reason: str = "", rung: str = "read") -> dspy.Prediction:
     return dspy.Prediction(
         status="answer" if answer else "fail", answer=answer, confidence=None, need="", clarification="",
         reason=reason or ("" if answer else "no answer in what was retrieved"),
         citations=[c.model_dump() for c in check.citations], citations_verified=check.ok,
         unverified_numbers=check.unverified_numbers, findings=[], failed_searches=[], evidence=evidence,
-        iterations=iterations, trajectory=trajectory, rows=[], computation="")
+        iterations=iterations, trajectory=trajectory, rows=[], computation="", answered_by=rung if answer else "")
 
 
 class OneShotRAG(dspy.Module):
@@ -77,4 +77,4 @@ class ReActAgent(dspy.Module):
             answer, pages, steps, reason = "", [], [], f"agent failed: {error_text(error)}"
         check = verify_pages(answer, pages if answer else [], self.corpus.page_text, self.corpus.file_of)
         evidence = [{"doc_id": d, "page": p, "section": ""} for d, p in pages]
-        return _result(answer, check, evidence, len(steps), steps, reason)
+        return _result(answer, check, evidence, len(steps), steps, reason, rung="agent")

@@ -140,7 +140,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--threads", type=_count(1, MAX_THREADS), default=1)
     _ray_options(evaluate, "answer the questions on Ray workers")
     evaluate.add_argument("--retrieval", action="store_true",
-                          help="retrieval only, no LM: recall@5, nDCG@10, recall@100 of text, semantic, hybrid search")
+                          help="retrieval only, no LM: recall@5, nDCG@10, recall@100 of text, semantic, hybrid search and hops")
     evaluate.add_argument("--query-from", choices=["question", "evidence"], default="question",
                           help="retrieval only: query with the question, or with the gold evidence text")
     evaluate.add_argument("--no-track", action="store_true", help="do not log an MLflow run")
@@ -362,7 +362,8 @@ def _print_result(result) -> None:
         print(f"  [{citation['file']} p.{citation['page']}] {citation['section']} ({mark})")
     if result.unverified_numbers:
         print(f"  numbers not found in the evidence: {', '.join(result.unverified_numbers)}")
-    print(f"  {result.iterations} iterations, {result.lm_calls} LM calls, "
+    print(f"  {result.iterations} iterations{f' (answered by {result.answered_by})' if result.get('answered_by') else ''}, "
+          f"{result.lm_calls} LM calls, "
           f"{result.tokens['input']}+{result.tokens['output']} tokens, {result.seconds}s")
 
 
@@ -384,6 +385,8 @@ def _export(args) -> int:
 def _print_step(step: dict) -> None:
     detail = {"route": lambda s: s.get("route", s.get("error", "")),
               "read": lambda s: f"{s['strategy']} → {'answered' if s['succeeded'] else 'failed: ' + str(s['reason'])}",
+              "hops": lambda s: f"{s['why']}; bridges {', '.join(s['bridges']) or 'none'}" + (f"; parts {', '.join(s['parts'])}" if s["parts"] else "")
+              + (f" ({s['skipped']})" if s.get("skipped") else ""),
               "extract": lambda s: f"{s['strategy']} → {'found' if s['succeeded'] else 'failed: ' + str(s['reason'])}",
               "synthesize": lambda s: s["status"]}.get(step["step"], lambda s: "")
     print(f"· {step['step']}: {detail(step)}", file=sys.stderr, flush=True)

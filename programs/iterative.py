@@ -10,7 +10,12 @@ question → Router (intent, search terms, subqueries, route)
   citations and numbers verify, with nothing said missing, ends the question (Router + read: 2 calls).
   Otherwise the values it read are kept as findings, its failure is recorded with the reason, and the
   ladder goes on without repeating its search (`Attempt.first_rung`).
-→ loop (the first rung is the first of `max_iterations`):
+→ hops rung, when the first read did not answer, or instead of it when the question needs a second hop
+  (`corpus.hops.hop_needed`: it compares named things, or names a thing through another): the same read
+  of the passages of a multi-hop search in code, no LM (`corpus.hops.hop_search`: the question's top
+  passages, then those of the bridge names they print and of each compared name), skipped when it
+  finds no passage the first read did not read.
+→ loop (the reads are the first of `max_iterations`):
     shopping item → the strategy's search (the item's words; for the question itself the label
     search of "annotations" uses the Router's entities and topic terms instead)
     → Extraction (fresh context: a short agent reads the results; on a "select" rung, where there is
@@ -43,6 +48,7 @@ from pathlib import Path
 import dspy
 from dspy.utils.exceptions import AdapterParseError, LMError
 
+from corpus.hops import hop_needed, hop_search
 from corpus.tools import Corpus
 from programs.arithmetic import operations
 from programs.passage_answer import answer_from_passages
@@ -135,15 +141,19 @@ class IterativeRetriever(dspy.Module):
             state.table_attempts = table.attempts
             state.log("structured", {"op": query.op, "attempts": table.attempts, "rows": len(table.rows)})
             if table.outcome is not None:
-                state.findings, state.rows, state.derived = table.findings, table.rows, table.derived
+                state.findings, state.rows, state.derived, state.rung = table.findings, table.rows, table.derived, "structured"
                 return self._result(state, table.outcome)
             rungs = [rung for rung in rungs if rung.method != "annotations"]  # widened and still empty
         policy = Policy(rungs)
-        if (read := self._read(state, policy)) is not None:
+        why = hop_needed(question)  # then the read waits for the hop: a one-hop read would answer from half the way
+        if not why and (read := self._read(state, policy, self._question_hits(state), "read")) is not None:
+            return self._result(state, read, rerank=False)
+        if (hits := self._hop_hits(state, why)) and (read := self._read(state, policy, hits, "hops")) is not None:
             return self._result(state, read, rerank=False)
         subqueries = [q for q in decision.subqueries if _is_item(q)] if decision.intent in ("compute", "compare") else []
         items = deque(subqueries or [question])
-        for iteration in range(1, self.max_iterations):
+        reads = sum(1 for step in state.trajectory if step["step"] == "read")  # the first iterations
+        for iteration in range(reads, self.max_iterations):
             item = items[0] if items else question
             strategy = policy.next(item)
             if strategy is None:
@@ -166,8 +176,10 @@ class IterativeRetriever(dspy.Module):
                 return self._result(state, synthesis)
             if _is_item(synthesis["need"]) and synthesis["need"] not in items:
                 items.appendleft(synthesis["need"])
-        return self._result(state, self._synthesize(state, last_chance=True) if state.findings
-                            else self._nothing_found(state))
+        if not state.findings:
+            return self._result(state, self._nothing_found(state))
+        state.rung = "synthesis"  # the last chance: every finding kept, whichever rung found it
+        return self._result(state, self._synthesize(state, last_chance=True))
 
     # --- steps --------------------------------------------------------------------------------------
     def _route(self, state: "_Run") -> RouteDecision:
@@ -195,17 +207,34 @@ class IterativeRetriever(dspy.Module):
             **({"list_from_wording": True} if listed else {})})
         return decision.model_copy(update={"aggregate": aggregate, **({"intent": "list"} if listed else {})})
 
-    def _read(self, state: "_Run", policy: Policy) -> dict | None:
-        """The first rung: the question's top hybrid passages, read once. Its outcome when the answer
+    def _question_hits(self, state: "_Run") -> list[dict]:
+        """The first rung's passages: the question's top hybrid passages (the one-call baseline's search)."""
+        return self.corpus.search_text(state.question, bucket=state.bucket, top_k=self.read_k,
+                                       context_chars=self.read_chars, doc_id=state.doc_id, hybrid=True)
+
+    def _hop_hits(self, state: "_Run", why: str) -> list[dict]:
+        """The hops rung's passages (`corpus.hops`, no LM): the question's top passages, then those of the
+        bridges they name and of the parts a comparison joins; [] when they hold no passage the first
+        rung did not already read."""
+        hops = hop_search(self.corpus, state.question, self.read_k, bucket=state.bucket, doc_id=state.doc_id,
+                          context_chars=self.read_chars)
+        hits = hops.hits
+        new = {hit["node_id"] for hit in hits} - {hit["node_id"] for hit in state.read_hits}
+        state.log("hops", {"why": why or "the first read did not answer", "bridges": hops.bridges, "parts": hops.parts,
+                           "passages": [{"doc_id": h["doc_id"], "page": h["page"], "via": h["via"]} for h in hits],
+                           **({} if new else {"skipped": "no passage the first read did not read"})})
+        return hits if new else []
+
+    def _read(self, state: "_Run", policy: Policy, hits: list[dict], rung: str) -> dict | None:
+        """One typed read of `hits` (the first rung's, or the hops rung's). Its outcome when the answer
         stands (nothing said missing, every number printed on a cited page or computed in code from
         printed values, citations on their pages); else None, with the values it read kept as findings
         and its failure recorded on the ladder's rung of the same search."""
-        hits = self.corpus.search_text(state.question, bucket=state.bucket, top_k=self.read_k,
-                                       context_chars=self.read_chars, doc_id=state.doc_id, hybrid=True)
-        state.read_hits = hits
+        state.read_hits = hits + [h for h in state.read_hits if h["node_id"] not in {hit["node_id"] for hit in hits}]
+        state.rung = rung
         hits = hits + self._question_rows(state)
         strategy = Strategy("hybrid", "document" if state.doc_id else "global")
-        step = {"strategy": f"read: {strategy.describe()}", "results": len(hits)}
+        step = {"rung": rung, "strategy": f"{rung}: {strategy.describe()}", "results": len(hits)}
         # inside one document its id is noise (a TAT-QA uuid's digits were copied as a value)
         passages = [f"[{n}] {'' if state.doc_id else h['doc_id'] + ' '}page {h['page']} ({h['section']}): {h['text']}"
                     for n, h in enumerate(hits, 1)]
@@ -251,6 +280,7 @@ class IterativeRetriever(dspy.Module):
     def _extract(self, state: "_Run", policy: Policy, item: str, strategy: Strategy,
                  open_items: list[str]) -> tuple[bool, list[str]]:
         results, anchors, places = self._search(state, item, strategy)
+        state.rung = strategy.method
         step = {"item": item, "strategy": strategy.describe(), "results": len(anchors)}
         findings: list[Finding] = []
         reason, sections = "", []
@@ -445,6 +475,7 @@ class IterativeRetriever(dspy.Module):
             failed_searches=[f.model_dump() for f in state.failures],
             evidence=evidence, computation=state.computation if status == "answer" else "",
             iterations=sum(1 for step in state.trajectory if step["step"] in ("read", "extract")),
+            answered_by=state.rung if status == "answer" else "",
             trajectory=state.trajectory, rows=state.rows,
         )
 
@@ -483,8 +514,9 @@ class _Run:
         self.table_attempts: list[dict] = []  # the structured route's queries, filters and row counts
         self.rows: list[dict] = []  # every annotation a structured answer read (for export)
         self.derived: list[float] = []  # numbers computed in code from the findings (counts, sums)
-        self.read_hits: list[dict] = []  # the first rung's passages: the ranked evidence starts with them
+        self.read_hits: list[dict] = []  # the passages read (the hops rung's first): the ranked evidence starts with them
         self.computation = ""  # the calculation an answer's number was computed by
+        self.rung = ""  # the rung that ran last: "structured", "read", "hops", a ladder method, "synthesis"
         self.lm_error = ""  # a step's failed LM call: the question stops once that step is logged
 
     def log(self, step: str, data: dict) -> None:

@@ -206,7 +206,7 @@ def test_citations_verified_needs_an_answer_with_verified_citations():
 
 def test_metrics_table_names():
     assert list(METRICS) == ["accuracy", "exact_match", "f1", "answered", "citations_verified", "evidence_recall@5",
-                             "evidence_all@5", "evidence_any@5", "mrr@10"]
+                             "evidence_recall_all@5", "evidence_recall_any@5", "mrr@10"]
     assert METRICS["accuracy"] is answer_correct and METRICS["mrr@10"] is mrr_at_10
 
 

@@ -131,7 +131,7 @@ def test_the_loop_sees_searches_that_failed_before(small_corpus):
     lm, engine = scripted_lm({"read": {"calculation": {"expression": ""}, "answer": "", "sources": [],
                                        "missing": "the year"}})
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        result = IterativeRetriever(small_corpus, max_iterations=2)(question="What was total revenue?", tried=[failure])
+        result = IterativeRetriever(small_corpus, max_iterations=3)(question="What was total revenue?", tried=[failure])
     assert result.failed_searches[0] == {**failure, "sections_tried": []}
     assert any("no row names revenue" in str(inputs) for name, inputs in engine.calls if name != "route")
 
