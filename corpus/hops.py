@@ -17,8 +17,8 @@ passage names the bridge ("Maximum Overdrive"), and the answer is in the passage
 5. fusion: the first hop's top KEEP_FIRST passages (at most half of those asked for) stay on top (the
    first hop is almost always right:
    some gold passage is in the top 5 of 0.99 of HotpotQA's questions); the rest are ranked by weighted
-   reciprocal rank (k = RRF_K) over every hop, a bridge's or part's list weighing less the later it
-   comes (BRIDGE_DECAY), LINKED times more when its top results include a document titled by its name,
+   reciprocal rank (k = RRF_K) over every hop, a part's or bridge's list weighing less the later it
+   comes (parts first, then bridges; BRIDGE_DECAY), LINKED times more when its top results include a document titled by its name,
    and a passage of the document titled by the name LINKED times more again (an entity link: the page
    about the bridge).
 
@@ -163,22 +163,24 @@ def hop_search(corpus, question: str, top_k: int, bucket: str | None = None, doc
     first = search(question, max(top_k, FIRST_DEPTH))
     lists: list[tuple[float, str, list[dict]]] = [(1.0, "", first)]
     found = [(name, hit["node_id"], remaining_terms(question, hit["text"])) for name, hit in bridges(question, first)]
-    named = parts(question)
-    for n, (name, source, rest) in enumerate(found + [(part, None, []) for part in named]):
+    named = parts(question)  # named by the question itself: before the names its passages print
+    for n, (name, source, rest) in enumerate([(part, None, []) for part in named] + found):
         hits = [hit for hit in search(" ".join([name, *rest]), SECOND_DEPTH) if hit["node_id"] != source]
         weight = (LINKED if any(linked(name, hit.get("title", "")) for hit in hits[:3]) else 1.0) / (1 + n * BRIDGE_DECAY)
         lists.append((weight, name, hits))
     fused: dict[str, float] = defaultdict(float)
-    best: dict[str, dict] = {}
+    best: dict[str, tuple[float, dict]] = {}  # each passage as found by the hop that counted most for it
     for weight, via, hits in lists:
         for rank, hit in enumerate(hits):
-            link = LINKED if via and linked(via, hit.get("title", "")) else 1.0
-            fused[hit["node_id"]] += weight * link / (RRF_K + rank + 1)
-            best.setdefault(hit["node_id"], {**hit, "via": via})
+            score = weight * (LINKED if via and linked(via, hit.get("title", "")) else 1.0) / (RRF_K + rank + 1)
+            fused[hit["node_id"]] += score
+            if score > best.get(hit["node_id"], (0.0,))[0]:
+                best[hit["node_id"]] = (score, {**hit, "via": via})
     kept = [hit["node_id"] for hit in first[:min(KEEP_FIRST, (top_k + 1) // 2)]]  # the other half for the hops
+    best.update((hit["node_id"], (0.0, {**hit, "via": ""})) for hit in first if hit["node_id"] in kept)
     ranked = kept + sorted((node for node in fused if node not in kept), key=lambda node: -fused[node])
-    hits = [{**best[node], "text": snippet(best[node]["text"], f"{best[node]['via']} {question}", context_chars)}
-            for node in ranked[:top_k]]
+    hits = [{**hit, "text": snippet(hit["text"], f"{hit['via']} {question}", context_chars)}
+            for hit in (best[node][1] for node in ranked[:top_k])]
     return Hops(hits, [name for name, *_ in found], named)
 
 

@@ -98,6 +98,42 @@ def small_corpus(tmp_path_factory):
     return Corpus(index)
 
 
+# Wikipedia-like passages ({title: [sentences]}) for multi-hop questions: the answer to "Who directed the
+# film that was shot in Leland in 1986?" is on the page of the film the Leland page names; the others
+# are near misses of the question's words.
+HOP_PASSAGES = {
+    "Leland, North Carolina": ["Leland is a town in Brunswick County, North Carolina, United States.",
+                               "The film Maximum Overdrive was shot in and around Leland in 1986."],
+    "Maximum Overdrive": ["Maximum Overdrive is a horror picture written and made by Stephen King."],
+    "Wilmington, North Carolina": ["Wilmington is a port city in North Carolina.",
+                                   "Many films were shot in Wilmington, and it hosts a film festival."],
+    "Blue Velvet (film)": ["Blue Velvet is a 1986 film directed by David Lynch and shot in North Carolina."],
+    "Brunswick Town": ["Brunswick Town was a colonial port on the Cape Fear River in North Carolina."],
+    "Cape Fear (1991 film)": ["Cape Fear is a thriller directed by Martin Scorsese, shot in Florida."],
+    "The Exies": ["The Exies are an American rock band formed in Los Angeles in 1997."],
+    "Circus Diablo": ["Circus Diablo was an American hard rock supergroup put together in 2004."],
+    "Rock music": ["Rock music is a genre of popular music; a rock band plays it.",
+                   "Many a band was formed in the 1960s."],
+    "Los Angeles": ["Los Angeles is the largest city in California, where many a band was formed."],
+    "Garage band": ["A garage band is formed first in a garage: which band plays first is decided there."],
+    "Battle of the bands": ["In a battle of the bands, the band formed first plays first."],
+}
+
+
+@pytest.fixture(scope="session")
+def hop_corpus(tmp_path_factory):
+    """HOP_PASSAGES as a passage collection, ingested."""
+    import json
+
+    from corpus.ingest import ingest
+    from corpus.tools import Corpus
+
+    root = tmp_path_factory.mktemp("hops")
+    (root / "passages.json").write_text(json.dumps(HOP_PASSAGES))
+    ingest([root / "passages.json"], root / "index")
+    return Corpus(root / "index")
+
+
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory) -> Path:
     """The committed sample corpus (data/sample), ingested once: each bucket folder as its bucket, with its metadata."""
