@@ -47,7 +47,9 @@ MAX_NAME_WORDS = 8
 PASSAGE_CHARS = 2000  # of each passage, read for names (a passage's whole text, as a rule)
 
 _CONNECTORS = r"(?:of|the|de|la|von|van|for|du|del|da|di|le)"
-_NAME_WORD = r"(?:[A-Z][\w'’.&-]*|\d[\w'’.-]*)"
+# a capitalised word, an initial or short abbreviation ("E.", "St."), dotted initials ("U.S."), a number;
+# a sentence's closing period is no part of a name
+_NAME_WORD = r"(?:[A-Z](?:\.[A-Z])+\.?|[A-Z][a-z]?\.|[A-Z][\w'’&-]*|\d[\w'’-]*)"
 _NAME = re.compile(rf"[\"“]([^\"”]{{2,80}})[\"”]|({_NAME_WORD}(?:(?:\s+{_CONNECTORS})*\s+{_NAME_WORD})*)")
 _WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")

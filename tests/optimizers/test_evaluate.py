@@ -57,7 +57,8 @@ def test_eval_prints_the_json_line_and_logs_the_same_metrics_to_mlflow(runs, cap
     assert summary["citations_verified_rate"] == pytest.approx(2 / 3, abs=1e-3)  # q3's passages lack the number
     assert summary["evidence_recall@5"] == 1.0 and summary["n_correct"] == 1 and summary["n_wrong"] == 2
     assert summary["avg_lm_calls"] == 1.0 and summary["avg_input_tokens"] > 0 and summary["error_count"] == 0
-    for key in ("lm", "mrr@10", "avg_output_tokens", "avg_seconds", "mlflow_run_id"):
+    assert summary["rung_read_answered"] == 3 and summary["rung_read_correct"] == 1  # the one-call read answered all
+    for key in ("lm", "mrr@10", "evidence_recall_all@5", "avg_output_tokens", "avg_seconds", "mlflow_run_id"):
         assert key in summary
 
     assert tracking_uri().endswith("/runs/mlflow.db")
@@ -102,6 +103,16 @@ def test_a_crashing_question_is_counted_not_fatal(runs):
     summary = summarize(rows)
     assert rows[0]["status"] == "error" and "boom" in rows[0]["error"]
     assert summary["error_count"] == 1 and summary["n_error"] == 1 and summary["answered_rate"] == 0.0
+
+
+def test_the_rung_table_counts_answers_and_right_answers_per_rung():
+    def row(rung, status="answer", accuracy=1.0):
+        return {"answered_by": rung, "status": status, "accuracy": accuracy}
+
+    rows = [row("read"), row("read", accuracy=0.0), row("hops"), row("", "fail", 0.0), row("synthesis", accuracy=0.0)]
+    assert optimizers.evaluate.rungs(rows) == {
+        "rung_hops_answered": 1, "rung_hops_correct": 1, "rung_read_answered": 2, "rung_read_correct": 1,
+        "rung_synthesis_answered": 1, "rung_synthesis_correct": 0}
 
 
 @pytest.mark.parametrize("stop", ["ctrl-c", "sigterm"])

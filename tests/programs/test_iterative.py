@@ -417,3 +417,53 @@ def test_a_first_rung_that_cannot_answer_records_why_and_the_loop_goes_on(small_
     result, engine = run(small_corpus, {"read": reply, "extract": MISSED}, question=question, max_iterations=2)
     assert result.failed_searches[0]["reason"] == reason and "extract" in engine.steps()
     assert result.status == "fail" and result.answer == ""
+
+
+BRIDGE_QUESTION = "Who directed the film that was shot in or around Leland, North Carolina in 1986?"
+KING = {"calculation": {"expression": ""}, "answer": "Stephen King", "sources": [3], "missing": ""}
+
+
+def test_a_question_through_a_bridge_reads_the_bridge_page_found_in_code(hop_corpus):
+    """The Leland page names the film; the film's page, which the question's own search does not rank in
+    its top 3, is searched in code and read: one read, two LM calls, answered by the hops rung."""
+    result, engine = run(hop_corpus, {"read": KING}, question=BRIDGE_QUESTION, doc_id=None, read_k=3)
+    assert engine.steps() == ["route", "read"]  # the hop comes before the read: no one-hop read first
+    hops = steps_of(result, "hops")[0]
+    assert "Maximum Overdrive" in hops["bridges"] and hops["why"].startswith("it names a thing through another")
+    assert [p["via"] for p in hops["passages"]] == ["", "", "Maximum Overdrive"]
+    passages = inputs_of(engine, "read")[0]["passages"]
+    assert "[3] Maximum Overdrive page 1" in passages and "written and made by Stephen King" in passages
+    assert result.status == "answer" and result.answered_by == "hops" and result.citations_verified
+    assert result.citations[0]["doc_id"] == "Maximum Overdrive"
+    assert [e["doc_id"] for e in result.evidence][:3] == [p["doc_id"] for p in hops["passages"]]
+
+
+def test_a_comparison_reads_the_best_passage_of_each_part(hop_corpus):
+    question = "Which band was formed first, The Exies or Circus Diablo?"
+    result, engine = run(hop_corpus, {}, question=question, doc_id=None, read_k=2)
+    assert steps_of(result, "hops")[0]["parts"] == ["Exies", "Circus Diablo"]
+    passages = inputs_of(engine, "read")[0]["passages"]
+    assert "formed in Los Angeles in 1997" in passages and "supergroup put together in 2004" in passages
+
+
+def test_the_hops_rung_follows_a_first_read_that_did_not_answer(hop_corpus):
+    question = "Who made the horror film shot around Leland?"  # nothing in its words says it needs a hop
+    missing = {"calculation": {"expression": ""}, "answer": "", "sources": [], "missing": "not in these passages"}
+    answer = {**KING, "sources": [2]}
+    result, engine = run(hop_corpus, {"read": [missing, answer]}, question=question, doc_id=None, read_k=2)
+    assert "Stephen King" not in inputs_of(engine, "read")[0]["passages"]
+    assert "[2] Maximum Overdrive page 1" in inputs_of(engine, "read")[1]["passages"]
+    assert engine.steps() == ["route", "read", "read"]
+    assert [step.get("rung") for step in steps_of(result, "read")] == ["read", "hops"]
+    assert result.answered_by == "hops" and result.iterations == 2
+    assert [f["strategy"] for f in result.failed_searches] == ["read: hybrid search for passages, global"]
+    result, engine = run(hop_corpus, {"read": {**KING, "sources": [1]}}, question="Who made Maximum Overdrive?",
+                         doc_id=None, read_k=2)
+    assert engine.steps() == ["route", "read"] and result.answered_by == "read"
+
+
+def test_answered_by_names_the_ladder_rung_or_nothing_without_an_answer(small_corpus):
+    result, _ = run(small_corpus, {"extract": FOUND, "evaluate": ACCEPT, "synthesize": ANSWER})
+    assert strategies(result)[0].startswith("annotations") and result.answered_by == "annotations"
+    result, _ = run(small_corpus, {"extract": MISSED})
+    assert result.status == "fail" and result.answered_by == ""
