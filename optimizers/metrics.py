@@ -7,9 +7,12 @@ correctly by ending in that status ("fail", "clarify"). `answer_correct` decides
 and a list gold (TAT-QA, the sample set's enumerations) needs every item matched, each item as a
 phrase anywhere in the answer, however long:
 
-- Numeric gold (one number: "$1577.00", "(3.2)%", 24.26, "150 million"): some number in the answer,
-  rounded to the gold's printed decimals, equals it ("0.664" matches "0.66"; "24.3" and "$1.58 billion"
-  do not match 24.26 and "$1577.00"). The gold's scale is its own scale word, else TAT-QA's `scale`,
+- Numeric gold (one number: "$1577.00", "(3.2)%", 24.26, "150 million"): the value the answer states
+  (`stated_values`: a calculation's result, else the one number of its first sentence or of the
+  answer, years and the question's own numbers aside), rounded to the gold's printed decimals, equals
+  it ("0.664" matches "0.66"; "24.3" and "$1.58 billion" do not match 24.26 and "$1577.00"; "6577 +
+  6332 = 12,909" does not match 6,577, nor an answer listing several candidate values one of which is
+  the gold). An item of a list gold may be any number of the answer. The gold's scale is its own scale word, else TAT-QA's `scale`,
   else the units the question asks for ("Answer in USD millions"); the answer may give the number in
   those units with or without the scale word ("1,577", "1,577 million", "$1.577 billion"; not "1,577
   thousand"). Signs must agree, but a negative gold also matches its magnitude in an answer that words a
@@ -75,17 +78,38 @@ def _gold_value(item: str, example: dspy.Example) -> Value | None:
     return value if value.number is not None else None
 
 
-def _number_found(value: Value, item: str, answer: str) -> bool:
-    """Some number of the answer, in the gold's printed units, rounds to the gold at its printed decimals."""
+def _number_found(value: Value, item: str, answer: str, stated: list[float] | None = None) -> bool:
+    """A number of the answer (of `stated`, when given), in the gold's printed units, rounds to the gold
+    at its printed decimals."""
     printed = value.number / value.scale
     decimals = len(match[1]) if (match := re.search(r"\.(\d+)", item)) else 0
     half_unit = 0.5 * 10 ** -decimals * (1 + 1e-6)
     decrease = printed < 0 and _DECREASE.search(answer)
-    for number in numbers_in(answer):
+    for number in numbers_in(answer) if stated is None else stated:
         number = -number if decrease and number > 0 else number
         if any(abs(stated - printed) <= half_unit for stated in (number / value.scale, number)):
             return True
     return False
+
+
+def stated_values(answer: str, question: str, years: bool = False) -> list[float]:
+    """The one value an answer states, as a list ([] when it states none or several): a calculation's
+    result (what follows its last "="), else the one number of its first sentence, else of the whole
+    answer, with years (unless `years`: the gold is one) and the question's own numbers set aside; when
+    that leaves none, a question's number the answer restates."""
+    answer = answer.rsplit("=", 1)[-1]
+    asked = numbers_in(question)
+
+    def values(text: str, besides_asked: bool = True) -> list[float]:
+        found = [n for n in numbers_in(text) if (years or not _is_year(n))
+                 and not (besides_asked and any(same_number(n, q) for q in asked))]
+        return list(dict.fromkeys(found))
+
+    for text in (_SENTENCE_END.split(answer.strip())[0], answer):
+        if found := values(text):
+            return found if len(found) == 1 else []
+    found = values(answer, besides_asked=False)
+    return found if len(found) == 1 else []
 
 
 def _text_found(item: str, answer: str, in_list: bool = False) -> bool:
@@ -105,16 +129,26 @@ def _text_found(item: str, answer: str, in_list: bool = False) -> bool:
     return _f1(normalize(lead), said) >= F1_THRESHOLD
 
 
+def _is_year(number: float) -> bool:
+    return number.is_integer() and 1900 <= number <= 2100
+
+
 def _not_years(text: str) -> list[float]:
-    return [n for n in numbers_in(text) if not (n.is_integer() and 1900 <= n <= 2100)]
+    return [n for n in numbers_in(text) if not _is_year(n)]
 
 
 def _missed(example: dspy.Example, answer: str) -> list[str]:
-    """The gold items the answer does not match."""
+    """The gold items the answer does not match: a single number by the value the answer states
+    (`stated_values`), each item of a list anywhere in the answer."""
     missed, items = [], _gold_items(example)
     for item in items:
         value = _gold_value(item, example)
-        if not (_number_found(value, item, answer) if value is not None else _text_found(item, answer, len(items) > 1)):
+        if value is None:
+            found = _text_found(item, answer, len(items) > 1)
+        else:
+            stated = stated_values(answer, example.get("question") or "", _is_year(value.number)) if len(items) == 1 else None
+            found = _number_found(value, item, answer, stated)
+        if not found:
             missed.append(item)
     return missed
 

@@ -264,3 +264,18 @@ def test_feedback_on_a_refusal_and_on_a_text_gold(financebench, hotpotqa):
     assert "the gold answer is '$5409.00'" in refusal.feedback
     text = feedback_metric(hotpotqa["5a7c1f325542996dd594b892"], said("Circus Diablo", citations=[]))
     assert "does not give the gold answer 'The Exies'" in text.feedback and "cites no sources" in text.feedback
+
+
+def test_a_single_number_gold_is_judged_by_the_value_the_answer_states():
+    """An operand, or one of several candidate values, equal to the gold is not a right answer."""
+    check(dspy.Example(question="What was the revenue from Asia in 2019?", answer="6,577"),
+          right=["6,577", "Asia's revenue was $6,577 in 2019. The total was $17,975."],
+          wrong=["6577 + 6332 + 6059 + 245 + 4 = $17,975", "$877,052 $6,577 $3,142,308 $1,738,211",
+                 "It was $6,332 or $6,577."])
+    check(dspy.Example(question="What was the percentage change in Other from 2018 to 2019?", answer=-22.22),
+          right=["(44.1 - 56.7) / 56.7 * 100 = -22.22", "Other fell 22.22% in 2019."],
+          wrong=["(44.1 - 56.7) / 56.7 * 100 = -12.6", "44.1 or 56.7, down 22.22%"])
+    check(dspy.Example(question="In which year was the amount for Sensors the largest?", answer="2019"),
+          right=["2019"], wrong=["2018", "2019 or 2018"])
+    check(dspy.Example(question="How many days' notice does the 2023 contract require?", answer="30 days"),
+          right=["30 days' notice."], wrong=["The answer is 12.1"])
