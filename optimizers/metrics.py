@@ -94,10 +94,11 @@ def _number_found(value: Value, item: str, answer: str, stated: list[float] | No
 
 def stated_values(answer: str, question: str, years: bool = False) -> list[float]:
     """The one value an answer states, as a list ([] when it states none or several): a calculation's
-    result (what follows its last "="), else the one number of its first sentence, else of the whole
+    result or a label's value (what follows its last "=" or ":"), else the one number of its first sentence, else of the whole
     answer, with years (unless `years`: the gold is one) and the question's own numbers set aside; when
     that leaves none, a question's number the answer restates."""
-    answer = answer.rsplit("=", 1)[-1]
+    if numbers_in(result := re.split(r"[=:]", answer)[-1]):  # "a + b = c", "Sum of Amount over 11 rows: 8,417.43"
+        answer = result
     asked = numbers_in(question)
 
     def values(text: str, besides_asked: bool = True) -> list[float]:

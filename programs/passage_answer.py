@@ -9,6 +9,8 @@ cites first, then the others it read), on that passage's page:
 - an answer's own numbers (years aside) must each be printed in a passage, and each is a finding;
 - a text answer printed in a passage is a finding; one that is not (a yes/no, a paraphrase) cites the
   passages it names, whole, as the one-call baseline does.
+An answer that only restates the question, or copies more than COPIED_WORDS words of a passage instead
+of answering, does not stand (its `problem` says so).
 `problem` says why the read cannot stand as an answer ("" when it can). Only value findings (never a
 whole passage) are kept for the later steps of the loop, which never see raw text.
 """
@@ -25,6 +27,7 @@ from signatures.types import Finding
 
 CONSTANTS = {*range(1, 13), 100, 1000}  # a percentage's 100, an average's count: no page needs to print them
 QUOTE_CHARS = 50  # of context on each side of a value
+COPIED_WORDS = 30  # a text answer this long, printed as is in a passage, copies the passage instead of answering
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 _FUNCTION_WORDS = {"the", "and", "for", "are", "was", "were", "does", "did", "has", "have", "had", "can", "could",
@@ -66,6 +69,12 @@ def yes_or_no(question: str, answer: str) -> str:
     return "No" if _NEGATION.search(stated) else "Yes"
 
 
+def restates(question: str, answer: str) -> bool:
+    """The answer adds nothing to the question: no word and no number the question does not hold
+    ("The band f(x) performed in both Welcome to the Show and the band f(x)")."""
+    return not _words(answer) - _words(question) and set(numbers_in(answer)) <= set(numbers_in(question))
+
+
 def _words(text: str) -> set[str]:
     """Content words, lowercased, a plural or possessive "s" dropped."""
     return {re.sub(r"(?:'s|s)$", "", word) for word in re.findall(r"[a-z0-9']{3,}", text.lower())} - _FUNCTION_WORDS
@@ -85,6 +94,8 @@ def answer_from_passages(question: str, hits: list[dict], calculation: str, answ
     stated = _stated(answer.strip(), read, cited)
     if (verdict := yes_or_no(question, stated.answer)) and not re.match(r"(?:yes|no)\b", stated.answer, re.IGNORECASE):
         stated.answer = f"{verdict}. {stated.answer}"
+    if not stated.problem and restates(question, stated.answer):
+        stated.problem = "the answer only restates the question"
     if stated.problem and calculated and may_ask_calculation(question):
         computed = _computed(question, calculation, read)
         return stated if computed.problem else computed
@@ -102,7 +113,8 @@ def _stated(answer: str, read: list[dict], cited: list[dict]) -> PassageAnswer:
             return PassageAnswer(answer, [f for f in found if f], problem=f"{', '.join(missing)} not printed in the passages read")
         return PassageAnswer(answer, _distinct(found))
     if printed := _quoted_text(answer, read):
-        return PassageAnswer(answer, [printed])
+        copied = len(answer.split()) > COPIED_WORDS
+        return PassageAnswer(answer, [printed], problem="the answer copies a passage instead of answering" if copied else "")
     if not cited:
         return PassageAnswer(answer, problem="no passage cited")
     return PassageAnswer(answer, [_whole(hit) for hit in cited], whole_passages=True)

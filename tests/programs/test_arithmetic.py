@@ -5,7 +5,7 @@ import pytest
 
 from programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                  may_ask_calculation, operations)
-from programs.passage_answer import answer_from_passages, asks_yes_no, yes_or_no
+from programs.passage_answer import COPIED_WORDS, answer_from_passages, asks_yes_no, restates, yes_or_no
 
 TABLE = {"doc_id": "ctx", "page": 1, "section": "Sales", "node_id": "seg:1", "score": 1.0,
          "text": "Years Ended September 30, 2019 2018 2017\nFixed Price $ 1,452.4 $ 1,146.2\nOther 44.1 56.7 70.8\n"
@@ -126,3 +126,17 @@ def test_a_yes_no_question_is_answered_yes_or_no_first_when_the_answer_states_it
     assert asks_yes_no("Did Other sales increase or decrease in 2019?") == ""
     assert answer_from_passages(question, [TABLE], "", "No, Other sales were 44.1 in 2019", [1]).answer == \
         "No, Other sales were 44.1 in 2019"
+
+
+def test_an_answer_that_restates_the_question_or_copies_a_passage_does_not_stand():
+    question = "Who performed in both Welcome to the Show and the band f(x)?"
+    assert answer_from_passages(question, [NOTE], "", "The band f(x) performed in both Welcome to the Show", [1]).problem \
+        == "the answer only restates the question"
+    assert restates("How many times was he premier?", "He was premier 3 times.") is False  # the number is new
+    copied = ("Sales to the U.S. government were the largest share of sales in each of the three years, "
+              "followed by sales to foreign governments through the Foreign Military Sales program and by "
+              "sales to commercial customers in transportation")
+    assert len(copied.split()) > COPIED_WORDS
+    read = answer_from_passages("Who bought most?", [{**NOTE, "text": copied + "."}], "", copied, [1])
+    assert read.problem == "the answer copies a passage instead of answering" and read.values == read.findings
+    assert answer_from_passages("Who bought most?", [NOTE], "", "the U.S. government", [1]).problem == ""
