@@ -106,6 +106,8 @@ def _stated(answer: str, read: list[dict], cited: list[dict]) -> PassageAnswer:
     """The answer as written: its numbers, else its words, printed in the passages read."""
     if not answer:
         return PassageAnswer("", problem="no answer")
+    if len(answer.split()) > COPIED_WORDS and (printed := _quoted_text(answer, read)):
+        return PassageAnswer(answer, [printed], problem="the answer copies a passage instead of answering")
     if numbers := answer_numbers(answer):
         found = [_quoted_number(number, read) for _, number in numbers]
         missing = [text for (text, _), finding in zip(numbers, found) if finding is None]
@@ -113,8 +115,7 @@ def _stated(answer: str, read: list[dict], cited: list[dict]) -> PassageAnswer:
             return PassageAnswer(answer, [f for f in found if f], problem=f"{', '.join(missing)} not printed in the passages read")
         return PassageAnswer(answer, _distinct(found))
     if printed := _quoted_text(answer, read):
-        copied = len(answer.split()) > COPIED_WORDS
-        return PassageAnswer(answer, [printed], problem="the answer copies a passage instead of answering" if copied else "")
+        return PassageAnswer(answer, [printed])
     if not cited:
         return PassageAnswer(answer, problem="no passage cited")
     return PassageAnswer(answer, [_whole(hit) for hit in cited], whole_passages=True)

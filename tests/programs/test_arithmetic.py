@@ -139,4 +139,7 @@ def test_an_answer_that_restates_the_question_or_copies_a_passage_does_not_stand
     assert len(copied.split()) > COPIED_WORDS
     read = answer_from_passages("Who bought most?", [{**NOTE, "text": copied + "."}], "", copied, [1])
     assert read.problem == "the answer copies a passage instead of answering" and read.values == read.findings
+    with_numbers = f"{copied} in 2019, 2018 and 2017"  # numbers or not
+    read = answer_from_passages("Who bought most?", [{**NOTE, "text": with_numbers}], "", with_numbers, [1])
+    assert read.problem == "the answer copies a passage instead of answering"
     assert answer_from_passages("Who bought most?", [NOTE], "", "the U.S. government", [1]).problem == ""
