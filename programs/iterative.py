@@ -218,19 +218,19 @@ class IterativeRetriever(dspy.Module):
         rung did not already read."""
         hops = hop_search(self.corpus, state.question, self.read_k, bucket=state.bucket, doc_id=state.doc_id,
                           context_chars=self.read_chars)
-        hits = hops.hits
-        new = {hit["node_id"] for hit in hits} - {hit["node_id"] for hit in state.read_hits}
+        new = {hit["node_id"] for hit in hops.hits} - {hit["node_id"] for hit in state.read_hits}
         state.log("hops", {"why": why or "the first read did not answer", "bridges": hops.bridges, "parts": hops.parts,
-                           "passages": [{"doc_id": h["doc_id"], "page": h["page"], "via": h["via"]} for h in hits],
+                           "passages": [{"doc_id": h["doc_id"], "page": h["page"], "via": h["via"]} for h in hops.hits],
                            **({} if new else {"skipped": "no passage the first read did not read"})})
-        return hits if new else []
+        return hops.hits if new else []
 
     def _read(self, state: "_Run", policy: Policy, hits: list[dict], rung: str) -> dict | None:
         """One typed read of `hits` (the first rung's, or the hops rung's). Its outcome when the answer
         stands (nothing said missing, every number printed on a cited page or computed in code from
         printed values, citations on their pages); else None, with the values it read kept as findings
         and its failure recorded on the ladder's rung of the same search."""
-        state.read_hits = hits + [h for h in state.read_hits if h["node_id"] not in {hit["node_id"] for hit in hits}]
+        shown = {hit["node_id"] for hit in hits}
+        state.read_hits = hits + [hit for hit in state.read_hits if hit["node_id"] not in shown]
         state.rung = rung
         hits = hits + self._question_rows(state)
         strategy = Strategy("hybrid", "document" if state.doc_id else "global")
