@@ -56,6 +56,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _PARENTHESIS = re.compile(r"\s*\(.*?\)")
 _JOIN = re.compile(r",?\s+(?:and|or)\s+(?:the\s+)?", re.IGNORECASE)
 _NUMBER = re.compile(r"\d{2}")
+_NESTED = re.compile(r"\b(?:the|a|an)\s+(?:[\w'’-]+\s+){0,3}?(?:that|which|who|whom|whose|where)\s+\w+", re.IGNORECASE)
 _MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december"}
 STOPWORDS = frozenset("""a an the of in on at to for by with from and or but is are was were be been being do does did
@@ -179,14 +180,11 @@ def hop_search(corpus, question: str, top_k: int, bucket: str | None = None, doc
             if score > best.get(hit["node_id"], (0.0,))[0]:
                 best[hit["node_id"]] = (score, {**hit, "via": via})
     kept = [hit["node_id"] for hit in first[:min(KEEP_FIRST, (top_k + 1) // 2)]]  # the other half for the hops
-    best.update((hit["node_id"], (0.0, {**hit, "via": ""})) for hit in first if hit["node_id"] in kept)
+    best.update((hit["node_id"], (0.0, {**hit, "via": ""})) for hit in first[:len(kept)])
     ranked = kept + sorted((node for node in fused if node not in kept), key=lambda node: -fused[node])
     hits = [{**hit, "text": snippet(hit["text"], f"{hit['via']} {question}", context_chars)}
             for hit in (best[node][1] for node in ranked[:top_k])]
     return Hops(hits, [name for name, *_ in found], named)
-
-
-_NESTED = re.compile(r"\b(?:the|a|an)\s+(?:[\w'’-]+\s+){0,3}?(?:that|which|who|whom|whose|where)\s+\w+", re.IGNORECASE)
 
 
 def hop_needed(question: str) -> str:
