@@ -8,11 +8,12 @@ and a list gold (TAT-QA, the sample set's enumerations) needs every item matched
 phrase anywhere in the answer, however long:
 
 - Numeric gold (one number: "$1577.00", "(3.2)%", 24.26, "150 million"): the value the answer states
-  (`stated_values`: a calculation's result, else the one number of its first sentence or of the
-  answer, years and the question's own numbers aside), rounded to the gold's printed decimals, equals
-  it ("0.664" matches "0.66"; "24.3" and "$1.58 billion" do not match 24.26 and "$1577.00"; "6577 +
-  6332 = 12,909" does not match 6,577, nor an answer listing several candidate values one of which is
-  the gold). An item of a list gold may be any number of the answer. The gold's scale is its own scale word, else TAT-QA's `scale`,
+  (`stated_values`: a calculation's result or a label's value, after its last "=" or ":", else the one
+  number of its first sentence or of the answer, years and the question's own numbers aside), rounded
+  to the gold's printed decimals, equals it ("0.664" matches "0.66"; "24.3" and "$1.58 billion" do not
+  match 24.26 and "$1577.00"; "6577 + 6332 = 12,909" does not match 6,577, nor does an answer listing
+  several candidate values one of which is the gold). An item of a list gold may be any number of the
+  answer. The gold's scale is its own scale word, else TAT-QA's `scale`,
   else the units the question asks for ("Answer in USD millions"); the answer may give the number in
   those units with or without the scale word ("1,577", "1,577 million", "$1.577 billion"; not "1,577
   thousand"). Signs must agree, but a negative gold also matches its magnitude in an answer that words a
@@ -94,9 +95,9 @@ def _number_found(value: Value, item: str, answer: str, stated: list[float] | No
 
 def stated_values(answer: str, question: str, years: bool = False) -> list[float]:
     """The one value an answer states, as a list ([] when it states none or several): a calculation's
-    result or a label's value (what follows its last "=" or ":"), else the one number of its first sentence, else of the whole
-    answer, with years (unless `years`: the gold is one) and the question's own numbers set aside; when
-    that leaves none, a question's number the answer restates."""
+    result or a label's value (what follows its last "=" or ":"), else the one number of its first
+    sentence, else of the whole answer, with years (unless `years`: the gold is one) and the question's
+    own numbers set aside; when that leaves none, a question's number the answer restates."""
     if numbers_in(result := re.split(r"[=:]", answer)[-1]):  # "a + b = c", "Sum of Amount over 11 rows: 8,417.43"
         answer = result
     asked = numbers_in(question)
