@@ -302,7 +302,7 @@ def _sha256(path: str | Path) -> str:
 
 def evaluate_search(dataset: str, data: str | Path, index: str | Path | None = None, limit: int | None = None,
                     query_from: str = "question", track: bool = True) -> dict:
-    """Retrieval only, no LM: recall@5, nDCG@10 and recall@100 of text, semantic and hybrid search
+    """Retrieval only, no LM: recall@5, nDCG@10 and recall@100 of text, semantic and hybrid search and hops
     (`optimizers.retrieval`), tracked as a run of program "retrieval"."""
     index = Path(index) if index else default_index(dataset)
     result = evaluate_recall(dataset, data, index, limit=limit, query_from=query_from)
