@@ -80,7 +80,7 @@ def words(text: str) -> list[str]:
     return [word.lower() for word in _WORD.findall(text)]
 
 
-def _stems(text: str) -> set[str]:
+def stems(text: str) -> set[str]:
     """Content words, cut to five letters (a crude stem: "translated" and "translation" meet)."""
     return {word[:5] for word in words(text) if word not in STOPWORDS and len(word) > 2
             and word not in _MONTHS and not word.isdigit()}
@@ -99,7 +99,7 @@ def _named_spans(text: str) -> list[tuple[str, re.Match]]:
         while name_words and name_words[0].lower() in STOPWORDS:
             name_words = name_words[1:]
         name = " ".join(name_words[:MAX_NAME_WORDS])
-        if _stems(name) and not (len(name_words) == 1 and len(name) < 3):
+        if stems(name) and not (len(name_words) == 1 and len(name) < 3):
             found.append((name, match))
     return found
 
@@ -114,19 +114,19 @@ def remaining_terms(question: str, passage: str) -> list[str]:
 def bridges(question: str, hits: list[dict]) -> list[tuple[str, dict]]:
     """(name, the passage that names it) for the names the first hop's top passages print that may lead
     to a next hop, best first (see the module's rule 2)."""
-    asked = _stems(question)
+    asked = stems(question)
     scored, sources = [], []
     for hit in hits:
         if hit["doc_id"] not in sources:
             sources.append(hit["doc_id"])
         if len(sources) > BRIDGE_SOURCES:
             break
-        subject = _stems(hit.get("title") or "")
+        subject = stems(hit.get("title") or "")
         for sentence in _SENTENCE.split(hit["text"]):
-            shared = len(asked & _stems(sentence))
+            shared = len(asked & stems(sentence))
             for name in names(sentence):
-                stems = _stems(name)
-                if stems <= asked or stems & subject:
+                held = stems(name)
+                if held <= asked or held & subject:
                     continue
                 scored.append((-(shared + (len(name.split()) > 1)), len(scored), name, hit))
     best: dict[str, tuple[str, dict]] = {}

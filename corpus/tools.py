@@ -282,6 +282,21 @@ class Corpus:
         row = self.store.conn.execute("SELECT text FROM pages WHERE doc_id = ? AND page = ?", (doc_id, page)).fetchone()
         return row[0] if row else None
 
+    def page_cells(self, doc_id: str, page: int) -> list[dict]:
+        """The table rows and "Label: value" facts printed on one page, each as {"label", "cells"}: its
+        values as (column header, text, number), a fact's one value under the header ""."""
+        self._refresh()
+        rows = self.store.conn.execute(
+            "SELECT l.text AS label, a.kind, a.value_text, a.value_num, a.fields FROM annotations a "
+            "JOIN labels l ON l.id = a.label_id WHERE a.doc_id = ? AND a.page = ? ORDER BY a.id", (doc_id, page)).fetchall()
+        out = []
+        for row in rows:
+            fields = json.loads(row["fields"])
+            cells = [(header, text, number) for header, (text, number, *_) in fields.items()] if row["kind"] == "row" \
+                else [("", row["value_text"], row["value_num"])]
+            out.append({"label": row["label"], "cells": cells})
+        return out
+
     def file_of(self, doc_id: str) -> str:
         row = self.store.conn.execute("SELECT file FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
         return row[0] if row else ""

@@ -27,7 +27,8 @@ from corpus.tools import Corpus
 from optimizers.datasets import load_dataset, prepare_index, split
 from optimizers.metrics import CHAT_METRICS, METRICS, make_judge_metric
 from optimizers.retrieval import evaluate_recall
-from optimizers.tracking import STATUS_COUNTS, git_commit, metric_name, plot_runs, recent_runs, run_summaries, runs_dir, use_experiment
+from optimizers.tracking import (STATUS_COUNTS, git_commit, metric_name, plot_risk_coverage, plot_runs, recent_runs, run_summaries,
+                                 runs_dir, use_experiment)
 from programs import load_compiled, make_program
 from programs.conversation import ChatState, Conversation
 from programs.lm import answering, anywhere, make_lm
@@ -35,7 +36,7 @@ from programs.result import as_json, error_text
 
 RUN_KEYS = ("dataset", "program", "lm", "split")
 CONVERSATIONS = ("sample-chat",)  # datasets of conversations: asked turn by turn through `Conversation`
-SETTINGS = ("max_iterations", "top_k", "context_chars", "agent_steps", "max_iters")
+SETTINGS = ("max_iterations", "top_k", "context_chars", "agent_steps", "max_iters", "accept")
 TABLE_COLUMNS = ("id", "status", "answered_by", "accuracy", "rewrite_accuracy", "evidence_recall@5",
                  "evidence_recall_all@5", "citations_verified", "lm_calls",
                  "input_tokens", "output_tokens", "seconds", "question", "rewritten", "gold", "answer", "reason")
@@ -57,10 +58,11 @@ class Setup:
     max_iterations: int | None = None
     judge_lm: str | None = None
     conversational: bool = False
+    accept: str = "grounded"
 
     def build(self, threads: int | None = None) -> tuple[dspy.Module, dspy.LM, dict[str, Callable]]:
         """The program, its LM (an in-process model decoding on `threads` threads) and the metrics."""
-        module = make_program(self.program, Corpus(self.index), self.max_iterations)
+        module = make_program(self.program, Corpus(self.index), self.max_iterations, self.accept)
         if self.compiled:
             load_compiled(module, self.compiled)
         if self.conversational:
@@ -81,9 +83,9 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
              lm: str | None = None, compiled: str | Path | None = None, split_name: str = "dev",
              limit: int | None = None, threads: int = 1, max_iterations: int | None = None,
              judge_lm: str | None = None, progress: bool = False, track: bool = True,
-             ray: str | None = None, workers: int | None = None) -> dict:
+             ray: str | None = None, workers: int | None = None, accept: str = "grounded") -> dict:
     """Evaluate `program` on the dataset's `split_name` questions; returns the summary (with the MLflow
-    run id when tracked). The dataset's documents are ingested into `index` first (a no-op when
+    run id when tracked). `accept`: the lowest grounding the program states an answer with. The dataset's documents are ingested into `index` first (a no-op when
     already there). `ray`: answer the questions on `workers` Ray workers, of a local Ray started on
     this machine ("local") or of the cluster at that address (optimizers/distributed.py)."""
     examples, files = load_dataset(dataset, data)
@@ -100,7 +102,7 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
     prepare_index(files, index)
     # absolute paths: a Ray worker on another node does not start in this directory
     setup = Setup(program, str(index.resolve()), anywhere(lm), str(Path(compiled).resolve()) if compiled else None,
-                  max_iterations, anywhere(judge_lm), conversational)
+                  max_iterations, anywhere(judge_lm), conversational, accept)
     module, model, metrics = setup.build()
     params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "lm": model.model,
               "compiled": str(compiled or ""), "compiled_sha256": _sha256(compiled) if compiled else "",
@@ -206,7 +208,7 @@ def summarize(rows: list[dict]) -> dict:
     answered = [row for row in rows if row["answered"]]
     seconds, lm_seconds = sum(row["seconds"] for row in rows), sum(row["lm_seconds"] for row in rows)
     per_question = {key: mean(key) for key in CHAT_METRICS
-                    if key not in ("answered", "citations_verified") and rows and key in rows[0]}
+                    if key not in ("answered", "citations_verified", "grounded") and rows and key in rows[0]}
     summary = {"n": n, **per_question, "answered_rate": mean("answered"),
                "citations_verified_rate": mean("citations_verified", answered), "error_count": sum(1 for row in rows if row["error"]),
                "avg_lm_calls": mean("lm_calls"), "avg_input_tokens": mean("input_tokens"),
@@ -216,7 +218,18 @@ def summarize(rows: list[dict]) -> dict:
     for row in rows:
         key = ("n_correct" if row["accuracy"] else "n_wrong") if row["status"] == "answer" else f"n_{row['status']}"
         outcome[key] += 1
-    return {**summary, **outcome, **rungs(rows)}
+    return {**summary, **selective(rows), **outcome, **rungs(rows)}
+
+
+def selective(rows: list[dict]) -> dict[str, float]:
+    """Selective answering: the share of questions answered grounded, the accuracy among those, and the
+    share of all questions answered grounded and wrong (what a user trusts and should not)."""
+    if not rows or "grounded" not in rows[0]:
+        return {}
+    chosen = [row for row in rows if row["grounded"]]
+    return {"grounded_rate": round(len(chosen) / len(rows), 4),
+            "grounded_accuracy": round(sum(row["accuracy"] for row in chosen) / len(chosen), 4) if chosen else 0.0,
+            "wrong_grounded_rate": round(sum(1 for row in chosen if not row["accuracy"]) / len(rows), 4)}
 
 
 def rungs(rows: list[dict]) -> dict[str, int]:
@@ -273,6 +286,7 @@ def _log_results(run_id: str, params: dict, rows: list[dict], module: dspy.Modul
         (folder / "split.json").write_text(json.dumps({"split": params["split"], "ids": [row["id"] for row in rows]}))
         module.save(str(folder / "program.json"))
         plot_runs(_compared_runs(run_id, params["dataset"]), folder / "accuracy_vs_tokens.png")
+        plot_risk_coverage(rows, folder / "risk_coverage.png", f"{params['program']} · {params['dataset']} {params['split']}")
         mlflow.log_artifacts(str(folder))
     return summary
 

@@ -195,6 +195,20 @@ def citations_verified(example: dspy.Example, pred: dspy.Prediction, trace=None)
     return float(bool(_answer(pred) and pred.get("citations") and pred.get("citations_verified")))
 
 
+def grounded(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
+    """1.0 when the program answered with its answer grounded (`programs.grounding`: the value's row,
+    column or sentence is the question's)."""
+    return float(bool(_answer(pred)) and pred.get("grounding") == "grounded")
+
+
+def candidate_correct(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
+    """`answer_correct` of the answer, or of the unconfirmed candidate a program did not state (the
+    answer's accuracy had every candidate been stated; the risk-coverage curve's full coverage)."""
+    if not _answer(pred) and pred.get("candidate"):
+        pred = dspy.Prediction(**{**dict(pred.items()), "status": "answer", "answer": pred.candidate})
+    return answer_correct(example, pred)
+
+
 def _evidence(example: dspy.Example, pred: dspy.Prediction, k: int | None) -> tuple[set, list]:
     """(gold keys, first k distinct predicted keys): (doc_id, page) for page evidence, doc_id for passages."""
     gold = example.get("evidence") or []
@@ -253,6 +267,8 @@ METRICS: dict[str, Callable[..., float]] = {
     "f1": token_f1,
     "answered": answered,
     "citations_verified": citations_verified,
+    "grounded": grounded,
+    "candidate_accuracy": candidate_correct,
     "evidence_recall@5": evidence_recall,
     "evidence_recall_all@5": evidence_all,
     "evidence_recall_any@5": evidence_any,

@@ -144,3 +144,45 @@ def plot_runs(summaries: list[dict], path: str | Path) -> Path:
     figure.savefig(path, dpi=120)
     plt.close(figure)
     return path
+
+
+LEVEL_ORDER = {"grounded": 3, "on_page": 2, "unsupported": 1}
+
+
+def risk_coverage(rows: list[dict]) -> list[tuple[float, float]]:
+    """(coverage, accuracy) had the program stated its k surest answers, for k = 1..n: questions ordered by
+    their answer's (or unconfirmed candidate's) grounding level, then the read's confidence; a question with
+    neither comes last. Accuracy is `candidate_accuracy` (the answer or the candidate judged)."""
+    def sureness(row: dict) -> tuple[int, float]:
+        result = row.get("result") or {}
+        return LEVEL_ORDER.get(result.get("grounding") or "", 0), float(result.get("confidence") or 0.0)
+
+    ordered = sorted(rows, key=sureness, reverse=True)
+    points, right = [], 0.0
+    for k, row in enumerate(ordered, start=1):
+        right += row.get("candidate_accuracy", row.get("accuracy", 0.0))
+        points.append((k / len(rows), right / k))
+    return points
+
+
+def plot_risk_coverage(rows: list[dict], path: str | Path, title: str) -> Path:
+    """The risk-coverage curve (`risk_coverage`), with the share the program answered marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6, 4.5))
+    points = risk_coverage(rows)
+    axis.plot([c for c, _ in points], [a for _, a in points], marker=".")
+    answered = sum(1 for row in rows if row.get("answered")) / len(rows) if rows else 0.0
+    axis.axvline(answered, linestyle="--", color="grey", label=f"answered ({answered:.2f})")
+    axis.set(xlabel="coverage (share of questions answered, surest first)", ylabel="accuracy among them",
+             ylim=(-0.05, 1.05), xlim=(0, 1.02), title=title)
+    axis.legend(fontsize=8)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path

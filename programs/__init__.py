@@ -8,17 +8,18 @@ Imports are lazy so that `ferret ingest` and `ferret search` do not load DSPy's 
 PROGRAM_NAMES = ("iterative", "oneshot", "react")
 
 
-def make_program(name: str, corpus, max_iterations: int | None = None):
-    """The program called `name` (iterative, oneshot or react) over an opened corpus or index path."""
+def make_program(name: str, corpus, max_iterations: int | None = None, accept: str = "grounded"):
+    """The program called `name` (iterative, oneshot or react) over an opened corpus or index path, stating
+    answers grounded at `accept` or better (`programs.grounding`)."""
     from programs.baselines import OneShotRAG, ReActAgent
     from programs.iterative import IterativeRetriever
 
     if name == "iterative":
-        return IterativeRetriever(corpus, **({} if max_iterations is None else {"max_iterations": max_iterations}))
+        return IterativeRetriever(corpus, accept=accept, **({} if max_iterations is None else {"max_iterations": max_iterations}))
     if name == "oneshot":
-        return OneShotRAG(corpus)
+        return OneShotRAG(corpus, accept=accept)
     if name == "react":
-        return ReActAgent(corpus)
+        return ReActAgent(corpus, accept=accept)
     raise ValueError(f"unknown program {name!r}; programs: {', '.join(PROGRAM_NAMES)}")
 
 

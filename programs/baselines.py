@@ -7,6 +7,7 @@ from pathlib import Path
 import dspy
 
 from corpus.tools import Corpus
+from programs.grounding import GROUNDED, UNSUPPORTED, Grounding, check_accept, citation_levels, ground, settle
 from programs.iterative import load_corpus
 from programs.result import check_input, error_text, measured
 from programs.verify import Verification, verify, verify_pages
@@ -14,22 +15,31 @@ from signatures import AgentAnswer, AnswerFromPassages
 from signatures.types import Finding
 
 
-def _result(answer: str, check: Verification, evidence: list[dict], iterations: int, trajectory: list,
-            reason: str = "", rung: str = "read") -> dspy.Prediction:
+def _result(question: str, corpus: Corpus, accept: str, answer: str, check: Verification, evidence: list[dict],
+            iterations: int, trajectory: list, reason: str = "", rung: str = "read") -> dspy.Prediction:
+    """The baseline's outcome: its answer stated when grounded at `accept` or better, else a "fail" with
+    the answer as the unconfirmed candidate (`programs.grounding`)."""
+    grounding = ground(question, answer, None, [(c.doc_id, c.page) for c in check.citations], corpus) if answer \
+        else Grounding(UNSUPPORTED, "")
+    citation_levels(check.citations, grounding)
+    status, answer, reason, candidate = settle("answer" if answer else "fail", answer,
+                                               reason or ("" if answer else "no answer in what was retrieved"), grounding, accept)
     return dspy.Prediction(
-        status="answer" if answer else "fail", answer=answer, confidence=None, need="", clarification="",
-        reason=reason or ("" if answer else "no answer in what was retrieved"),
+        status=status, answer=answer, confidence=None, need="", clarification="", reason=reason,
         citations=[c.model_dump() for c in check.citations], citations_verified=check.ok,
         unverified_numbers=check.unverified_numbers, findings=[], failed_searches=[], evidence=evidence,
-        iterations=iterations, trajectory=trajectory, rows=[], computation="", answered_by=rung if answer else "")
+        iterations=iterations, trajectory=trajectory, rows=[], computation="", answered_by=rung if answer else "",
+        grounding=grounding.level if answer or candidate else "", grounding_reason=grounding.reason,
+        grounded_values=grounding.shown, candidate=candidate)
 
 
 class OneShotRAG(dspy.Module):
     """Hybrid search for the question, then one answer from the top-k passages."""
 
-    def __init__(self, corpus: Corpus | str | Path, top_k: int = 5, context_chars: int = 600):
+    def __init__(self, corpus: Corpus | str | Path, top_k: int = 5, context_chars: int = 600, accept: str = GROUNDED):
         super().__init__()
         self.corpus = load_corpus(corpus)
+        self.accept = check_accept(accept)
         self.top_k = top_k
         self.context_chars = context_chars
         self.answer = dspy.ChainOfThought(AnswerFromPassages)
@@ -52,16 +62,17 @@ class OneShotRAG(dspy.Module):
             answer, sources, reason = "", [], f"answer failed: {error_text(error)}"
         check = verify(answer, sources if answer else [], findings, self.corpus.page_text, self.corpus.file_of)
         evidence = [{"doc_id": h["doc_id"], "page": h["page"], "section": h["section"]} for h in hits]
-        return _result(answer, check, evidence, 1, [{"step": "search", "hits": len(hits)},
+        return _result(question, self.corpus, self.accept, answer, check, evidence, 1, [{"step": "search", "hits": len(hits)},
                                                     {"step": "answer", "answer": answer, "sources": sources}], reason)
 
 
 class ReActAgent(dspy.Module):
     """One ReAct agent with every corpus tool (the "agent mode"), citing the pages it read."""
 
-    def __init__(self, corpus: Corpus | str | Path, max_iters: int = 6):
+    def __init__(self, corpus: Corpus | str | Path, max_iters: int = 6, accept: str = GROUNDED):
         super().__init__()
         self.corpus = load_corpus(corpus)
+        self.accept = check_accept(accept)
         self.agent = dspy.ReAct(AgentAnswer, tools=self.corpus.tools(), max_iters=max_iters)
 
     def forward(self, question: str, doc_id: str | None = None, bucket: str | None = None) -> dspy.Prediction:
@@ -77,4 +88,4 @@ class ReActAgent(dspy.Module):
             answer, pages, steps, reason = "", [], [], f"agent failed: {error_text(error)}"
         check = verify_pages(answer, pages if answer else [], self.corpus.page_text, self.corpus.file_of)
         evidence = [{"doc_id": d, "page": p, "section": ""} for d, p in pages]
-        return _result(answer, check, evidence, len(steps), steps, reason, rung="agent")
+        return _result(question, self.corpus, self.accept, answer, check, evidence, len(steps), steps, reason, rung="agent")

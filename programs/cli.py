@@ -109,6 +109,9 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--doc", help="the document the question is about")
     ask.add_argument("--bucket")
     ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    ask.add_argument("--accept", choices=["grounded", "on_page"], default="grounded",
+                     help="lowest grounding stated as an answer: 'grounded' (default: the value's row, column or sentence is the "
+                              "question's) or 'on_page' (printed on the cited page); below it the answer is a fail with an unconfirmed candidate")
 
     chat = commands.add_parser("chat", help="a conversation: follow-ups, clarifications answered, sessions that persist")
     chat.add_argument("--index", default=DEFAULT_INDEX)
@@ -136,6 +139,9 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--compiled", help="a compiled program's JSON state to load")
     evaluate.add_argument("--max-iterations", type=_count(1, MAX_ITERATIONS), help="iterative program only (default 4)")
     evaluate.add_argument("--split", choices=["train", "dev", "test", "all"], default="dev")
+    evaluate.add_argument("--accept", choices=["grounded", "on_page"], default="grounded",
+                          help="lowest grounding stated as an answer: 'grounded' (default: the value's row, column or sentence is the "
+                                   "question's) or 'on_page' (printed on the cited page); below it the answer is a fail with an unconfirmed candidate")
     evaluate.add_argument("--limit", type=_count(1, MAX_QUESTIONS), help="first N questions of the split")
     evaluate.add_argument("--threads", type=_count(1, MAX_THREADS), default=1)
     _ray_options(evaluate, "answer the questions on Ray workers")
@@ -316,7 +322,7 @@ def _ask(args) -> int:
 
     corpus = Corpus(args.index)
     check_input(corpus, args.question, args.doc, args.bucket)  # before the LM and the compiled state load
-    program = make_program(args.program, corpus, args.max_iterations)
+    program = make_program(args.program, corpus, args.max_iterations, args.accept)
     if args.compiled:
         load_compiled(program, args.compiled)
     if not args.json and args.program == "iterative":
@@ -417,7 +423,7 @@ def _eval(args) -> int:
                 summary = evaluate(args.dataset, args.data, args.index, args.program, args.lm, args.compiled,
                                    args.split, args.limit, args.threads, args.max_iterations, args.judge_lm,
                                    progress=sys.stderr.isatty(), track=not args.no_track, ray=args.ray,
-                                   workers=args.workers)
+                                   workers=args.workers, accept=args.accept)
     except KeyboardInterrupt as interrupt:  # the questions done are kept in the run, marked KILLED
         print(f"ferret: {interrupt or 'eval interrupted'}", file=sys.stderr)
         return 130

@@ -51,12 +51,13 @@ from dspy.utils.exceptions import AdapterParseError, LMError
 from corpus.hops import hop_needed, hop_search
 from corpus.tools import Corpus
 from programs.arithmetic import operations
+from programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
 from programs.passage_answer import answer_from_passages
 from programs.result import check_input, error_text, measured, outcome
 from programs.strategy import Attempt, Policy, Strategy, ladder
 from programs.structured import (ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, grounded, nothing_matched,
                                  table_query)
-from programs.verify import value_on_page, verify
+from programs.verify import finding_number, value_on_page, verify
 from signatures import Evaluator, Extraction, Planner, ReadPassages, Rerank, Router, Synthesis
 from signatures.router import EXAMPLES as ROUTER_EXAMPLES
 from signatures.types import FailedSearch, Finding, RouteDecision
@@ -86,11 +87,16 @@ class IterativeRetriever(dspy.Module):
 
     def __init__(self, corpus: Corpus | str | Path, max_iterations: int = 4, top_k: int = 4,
                  context_chars: int = 400, agent_steps: int = 1, row_limit: int = ROW_LIMIT,
-                 read_k: int = 5, read_chars: int = 600, lms: dict[str, dspy.LM] | None = None):
+                 read_k: int = 5, read_chars: int = 600, lms: dict[str, dspy.LM] | None = None,
+                 accept: str = GROUNDED):
         """`read_k` passages of `read_chars` characters are the first rung's read (the one-call
-        baseline's); `top_k` results of `context_chars` each step of the loop after it."""
+        baseline's); `top_k` results of `context_chars` each step of the loop after it. `accept`: the
+        lowest grounding (`programs.grounding`) an answer is stated with; a read grounded below it
+        does not end the question, and a final answer below it becomes a "fail" with the answer as its
+        unconfirmed candidate ("on_page" keeps every verified answer)."""
         super().__init__()
         self.corpus = load_corpus(corpus)
+        self.accept = check_accept(accept)
         self.max_iterations = max_iterations
         self.top_k = top_k
         self.context_chars = context_chars
@@ -251,13 +257,21 @@ class IterativeRetriever(dspy.Module):
         if read is not None and not reason:
             check = verify(read.answer, list(range(len(read.findings))), read.findings, self.corpus.page_text,
                            self.corpus.file_of, read.derived)
-            if check.ok:
+            grounding = self._ground(state, read.answer, read.findings, read.computation)
+            step["grounding"] = grounding.level
+            if check.ok and at_least(grounding.level, self.accept):
                 state.findings, state.derived, state.computation = read.findings, read.derived, read.computation
+                state.grounding = grounding
                 state.log("read", {**step, "succeeded": True})
                 return outcome("answer", answer=read.answer, sources=list(range(1, len(read.findings) + 1)))
-            reason = "the answer did not verify: " + (
-                f"{', '.join(check.unverified_numbers)} not in the values cited" if check.unverified_numbers
-                else "a cited value is not printed on its page")
+            if check.ok:
+                reason = f"the answer {read.answer[:60]!r} is not grounded ({grounding.level}): {grounding.reason}"
+                if state.candidate is None or LEVELS.index(grounding.level) > LEVELS.index(state.candidate[1].level):
+                    state.candidate = (read.answer, grounding)
+            else:
+                reason = "the answer did not verify: " + (
+                    f"{', '.join(check.unverified_numbers)} not in the values cited" if check.unverified_numbers
+                    else "a cited value is not printed on its page")
         kept = [f for f in (read.values if read else []) if f not in state.findings]
         state.findings.extend(kept)
         state.failures.append(FailedSearch(item=state.question, strategy=step["strategy"], reason=reason,
@@ -265,6 +279,11 @@ class IterativeRetriever(dspy.Module):
         policy.record(Attempt(state.question, strategy, False, [(h["node_id"], h["score"]) for h in hits], first_rung=True))
         state.log("read", {**step, "succeeded": False, "reason": reason, "findings": [f.model_dump() for f in kept]})
         return None
+
+    def _ground(self, state: "_Run", answer: str, findings: list[Finding], computation: str = "") -> Grounding:
+        """The answer's grounding on the pages of `findings`; a calculation's operands are its findings' values."""
+        values = [n for f in findings if (n := finding_number(f)) is not None] if computation else None
+        return ground(state.question, answer, values, [(f.doc_id, f.page) for f in findings], self.corpus, computation)
 
     def _question_rows(self, state: "_Run") -> list[dict]:
         """At most READ_ROWS table rows whose label the question names (every word of it), each as a
@@ -465,9 +484,21 @@ class IterativeRetriever(dspy.Module):
         status = synthesis["status"]
         answer, sources = (synthesis["answer"], [n - 1 for n in synthesis["sources"]]) if status == "answer" else ("", [])
         check = verify(answer, sources, state.findings, self.corpus.page_text, self.corpus.file_of, state.derived)
+        if status != "answer":
+            answer, grounding = state.candidate or ("", Grounding(UNSUPPORTED))
+        elif state.rung == "structured":  # rows whose labels the question names, computed in code
+            grounding = Grounding(GROUNDED, shown=[f"{row['label']} · p.{row['page']}" for row in state.rows[:3]])
+        else:
+            cited = [state.findings[i] for i in sources if 0 <= i < len(state.findings)]
+            grounding = state.grounding or self._ground(state, answer, cited, state.computation)
+        citation_levels(check.citations, grounding)
+        status, answer, reason, candidate = settle(status, answer, synthesis["need_reason"], grounding, self.accept)
+        if synthesis["status"] != "answer":
+            answer, candidate = "", answer  # the read's unconfirmed answer, when the loop found none
         return dspy.Prediction(
-            status=status, answer=answer,
-            confidence=synthesis["confidence"], need=synthesis["need"], reason=synthesis["need_reason"],
+            status=status, answer=answer, candidate=candidate, grounding=grounding.level if answer or candidate else "",
+            grounding_reason=grounding.reason, grounded_values=grounding.shown,
+            confidence=synthesis["confidence"], need=synthesis["need"], reason=reason,
             clarification=synthesis["clarification"],
             citations=[c.model_dump() for c in check.citations],
             citations_verified=check.ok, unverified_numbers=check.unverified_numbers,
@@ -516,6 +547,8 @@ class _Run:
         self.derived: list[float] = []  # numbers computed in code from the findings (counts, sums)
         self.read_hits: list[dict] = []  # the passages read (the hops rung's first): the ranked evidence starts with them
         self.computation = ""  # the calculation an answer's number was computed by
+        self.grounding: Grounding | None = None  # the answering read's
+        self.candidate: tuple[str, Grounding] | None = None  # the best read answer not grounded enough: shown unconfirmed
         self.rung = ""  # the rung that ran last: "structured", "read", "hops", a ladder method, "synthesis"
         self.lm_error = ""  # a step's failed LM call: the question stops once that step is logged
 

@@ -14,7 +14,8 @@ from corpus.inputs import check_query
 MAX_QUESTION_CHARS = 4000  # about 1,000 tokens: an eighth of the embedded model's 8,192-token context
 RESULT_FIELDS = ("status", "answer", "citations", "citations_verified", "unverified_numbers", "findings",
                  "failed_searches", "evidence", "iterations", "lm_calls", "tokens", "seconds", "confidence",
-                 "need", "reason", "clarification", "trajectory", "lm_seconds", "rows", "computation", "answered_by")
+                 "need", "reason", "clarification", "trajectory", "lm_seconds", "rows", "computation", "answered_by",
+                 "grounding", "grounding_reason", "grounded_values", "candidate")
 
 
 class _LMTimer(BaseCallback):

@@ -98,6 +98,7 @@ class Citation(BaseModel):
     section: str = ""
     quote: str = ""
     verified: bool = False
+    grounding: str = ""  # "grounded", "on_page" or "unsupported" (programs.grounding)
 
 
 class PageRef(BaseModel):

@@ -1,0 +1,306 @@
+"""Grounding: is a cited value the one the question asks for, or only printed somewhere on the page?
+
+Each value an answer states (its numbers, years and the question's own numbers aside; a calculation's
+operands; else the words it adds to the question) is looked for on the pages it cites, and gets a level:
+- `grounded`: a table cell whose row label names the question's metric and is the page's best match
+  for the question (label, column header and years; no other cell of the page names more of it: a
+  value of another row or year is not), or a sentence that names the metric (a "Label: value" fact is a
+  one-cell row); a count ("how many days") only where the number is printed with its unit; a text value
+  in a sentence, or on a page titled by, what the question names;
+- `on_page`: printed on a cited page, but in a row, column or sentence that is not the question's;
+- `unsupported`: printed on no cited page, or of another type than the question asks for (a section
+  number for a count of days, a name for an amount, no yes or no to a yes/no question).
+The answer's level is its weakest value's; a yes/no answer is grounded when a cited sentence states at
+least half of the question's claim. Question words are stems (`corpus.hops.stems`), a few synonyms of
+financial statements joined (SYNONYMS), words of the questions' boilerplate (GENERIC) and the cited
+document's own name aside (every line of a filing is about its company).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from corpus.hops import STOPWORDS, names, parts, words
+from corpus.numbers import number_spans, numbers_in
+from programs.arithmetic import operations
+from programs.passage_answer import asks_yes_no
+from programs.verify import answer_numbers, same_number
+
+GROUNDED, ON_PAGE, UNSUPPORTED = "grounded", "on_page", "unsupported"
+LEVELS = (UNSUPPORTED, ON_PAGE, GROUNDED)  # weakest first
+MAX_VALUE_WORDS = 12  # a text value longer than this is a passage copied, not a value
+SYNONYMS = [{"reven", "sales"}, {"incom", "earni", "profi"}, {"capex", "capit", "expen", "purch", "prope", "plant", "equip"},
+            {"cogs", "cost"}, {"payab", "payables"}, {"recei", "debto"}, {"inven", "stock"}]
+GENERIC = {"amoun", "total", "value", "answe", "usd", "milli", "billi", "thous", "fisca", "calcu", "respo", "relyi",
+           "detai", "shown", "infor", "provi", "base", "based", "state", "using", "round", "decim", "place", "units",
+           "perce", "compa", "repor", "give", "year", "years", "perio", "figur", "metri", "prima", "outli", "taking",
+           "accou", "numbe"}
+JUDGEMENT = {"impro", "posit", "negat", "consi", "healt", "decli", "incre", "decre", "histo", "signi", "relev", "usefu",
+             "stabl", "stron", "weak", "profi", "have", "does"}  # a claim's verdict, not what it judges
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
+_ASKS_YEAR = re.compile(r"\b(?:what|which)\s+year\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
+_ASKS_NUMBER = re.compile(r"\bhow (?:much|many)\b|\b(?:amount|percentage|percent|ratio|margin|rate|change|difference|"
+                          r"average|total|sum|growth|turnover|dpo|cagr)\b", re.IGNORECASE)
+_ASKS_PERSON = re.compile(r"^\s*(?:who|whom)\b|\bwith whom\b|\bwho (?:was|is|were|did)\b", re.IGNORECASE)
+_NUMBER_WORDS = re.compile(r"\b(?:once|twice|thrice|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
+                           re.IGNORECASE)
+_YES_NO_START = re.compile(r"\s*(?:yes|no)\b", re.IGNORECASE)
+_TOKEN = re.compile(r"[\w'’%$.,-]+")
+_KEPT = {"other", "first", "second", "more", "most", "less", "least", "same", "own"}  # words a row label is made of
+_FUNCTION = STOPWORDS - _KEPT
+
+
+@dataclass
+class Grounding:
+    level: str  # the answer's: GROUNDED, ON_PAGE or UNSUPPORTED
+    reason: str = ""  # why it is not grounded ("" when it is)
+    shown: list[str] = field(default_factory=list)  # each value with what grounded it: "380.1 · Consumer · Revenue 2022 · p.13"
+    pages: dict[tuple[str, int], str] = field(default_factory=dict)  # each cited page's level
+
+
+def stems(text: str) -> set[str]:
+    """Content words cut to five letters (as `corpus.hops`), "Other" and "Less" kept: they name table rows."""
+    return {word[:5] for word in words(text) if len(word) > 2 and word not in _FUNCTION and not word.isdigit()}
+
+
+def at_least(level: str, accept: str) -> bool:
+    return LEVELS.index(level) >= LEVELS.index(accept)
+
+
+def question_stems(question: str) -> set[str]:
+    """The stems a grounding context must share with the question: its content words, with SYNONYMS, without GENERIC."""
+    asked = stems(question) - GENERIC
+    for group in SYNONYMS:
+        if asked & group:
+            asked |= group
+    return asked
+
+
+def expected_type(question: str, answer: str) -> str:
+    """Why the answer is not of the type the question asks for ("" when it is)."""
+    core = _YES_NO_START.sub("", answer).strip(" .")
+    has_number = bool(numbers_in(core)) or bool(_NUMBER_WORDS.search(core))
+    if asks_yes_no(question) and not _YES_NO_START.match(answer):
+        return "the question asks yes or no"
+    if _ASKS_YEAR.search(question) and not _YEAR.search(answer):
+        return "the question asks for a year"
+    if _ASKS_PERSON.search(question) and not asks_yes_no(question) and not stems(_YEAR.sub("", core).translate(_DIGITS)):
+        return "the question asks who, the answer is a number"
+    if _ASKS_NUMBER.search(question) and not asks_yes_no(question) and not _ASKS_YEAR.search(question) and not has_number:
+        return "the question asks for a number"
+    if not (_ASKS_NUMBER.search(question) or _ASKS_YEAR.search(question)) and re.fullmatch(r"[-$\d.,%\s]+", core or "x"):
+        return "the question asks for a name, the answer is a number"
+    if _COUNT.search(question) and any(n < 0 for n in numbers_in(core)):
+        return "the question asks how many, the answer is negative"
+    options = parts(question)
+    if len(options) >= 2 and " or " in question.lower() and not any(stems(o) & stems(answer) for o in options):
+        return f"the question asks which of {', '.join(options)}"
+    return ""
+
+
+def computed_type(question: str, computation: str) -> str:
+    """Why a calculation is not of the operation the question names ("" when it is, or when there is
+    none): a percentage change divides a difference, a difference does not divide, a ratio divides, an
+    average adds and divides."""
+    if not computation:
+        return ""
+    asked, divides, subtracts = operations(question), "/" in computation, "-" in computation.lstrip(" (-")
+    if {"percentage", "change"} <= asked and not (divides and subtracts):
+        return f"the question asks for a percentage change, not {computation}"
+    if "change" in asked and not asked & {"percentage", "ratio", "average"} and (divides or not subtracts):
+        return f"the question asks for a difference, not {computation}"
+    if "ratio" in asked and not divides or "average" in asked and not (divides and "+" in computation):
+        return f"the question asks for {'a ratio' if 'ratio' in asked else 'an average'}, not {computation}"
+    return ""
+
+
+_DIGITS = str.maketrans("", "", "0123456789")
+
+
+def ground(question: str, answer: str, values: Sequence[float] | None, pages: Sequence[tuple[str, int]],
+           corpus, computation: str = "") -> Grounding:
+    """The grounding of `answer` on the cited `pages` (doc_id, page) of `corpus` (its `page_text` and
+    `page_cells`). `values`: the numbers to ground, when the caller knows them (the operands of
+    `computation`); else those the answer states (`stated_numbers`), when the question asks for a
+    number or a year, and else its words."""
+    if wrong_type := expected_type(question, answer) or computed_type(question, computation):
+        return Grounding(UNSUPPORTED, wrong_type)
+    pages = list(dict.fromkeys(pages))
+    texts = {place: corpus.page_text(*place) or "" for place in pages}
+    if asks_yes_no(question):
+        return _ground_claim(question, texts, corpus)
+    if values is None:
+        if not (_ASKS_NUMBER.search(question) or _ASKS_YEAR.search(question)):
+            return _ground_text(question, answer, texts)
+        values = stated_numbers(answer, question)
+    if not values:
+        return Grounding(UNSUPPORTED, "the answer states no number")
+    asked, years, unit = question_stems(question), set(_YEAR.findall(question)), _count_unit(question)
+    result = Grounding(GROUNDED)
+    for value in values:
+        best, shown = UNSUPPORTED, ""
+        for place in pages:
+            level, where = _ground_number(value, place, texts[place], corpus, asked - _name_stems(place[0]), years, unit)
+            result.pages[place] = max(result.pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
+            if LEVELS.index(level) > LEVELS.index(best) or not shown:
+                best, shown = level, where
+        result.shown.append(f"{_format(value)} · {shown}" if shown else _format(value))
+        if LEVELS.index(best) < LEVELS.index(result.level):
+            result.level = best
+            result.reason = (f"{_format(value)} is printed on no cited page" if best == UNSUPPORTED else
+                             f"{_format(value)} is printed on the page, but not where the question's "
+                             f"{'metric and period are' if years else 'metric is'} named")
+    return result
+
+
+def stated_numbers(answer: str, question: str) -> list[float]:
+    """The numbers an answer states: those after its last "=" or ":" when any are ("2019: $909; 2018:
+    $1,305" → 1,305), the question's own numbers aside, and years too unless the question asks for one."""
+    if numbers_in(result := re.split(r"[=:]", answer)[-1]):
+        answer = result
+    given = numbers_in(question)
+    found = [n for n in numbers_in(answer) if not any(same_number(n, g) for g in given)]
+    if not _ASKS_YEAR.search(question):
+        found = [n for n in found if not (n.is_integer() and 1900 <= n <= 2100 and _YEAR.search(f"{n:.0f}"))]
+    return list(dict.fromkeys(found))
+
+
+def _ground_number(value: float, place: tuple[str, int], text: str, corpus, asked: set[str], years: set[str],
+                   unit: str) -> tuple[str, str]:
+    """(level, where) of one value on one page: the page's best cell for the question, else a sentence
+    naming the question's metric; a count only where it is printed with its unit."""
+    page = f"p.{place[1]}"
+    if not any(same_number(abs(value), abs(n)) for n in numbers_in(text)):
+        return UNSUPPORTED, ""
+    if unit:
+        for start, end, number in number_spans(text):
+            if same_number(abs(value), abs(number)) and unit in stems(" ".join(text[end:].split()[:2])):
+                return GROUNDED, f"{text[start:end]} {unit} · {page}"
+        return ON_PAGE, f"{page}, not as a number of {unit}"
+    cells = [(row["label"], header, number) for row in corpus.page_cells(*place) for header, _, number in row["cells"]]
+    distinct = _distinct_headers([header for _, header, _ in cells]) & asked  # "International", when the question names it
+    scores = [_cell_score(label, header, asked, years) for label, header, _ in cells]
+    top = max(scores, default=None)
+    for (label, header, number), score in zip(cells, scores):
+        if number is not None and same_number(abs(value), abs(number)) and score == top and stems(label) & asked \
+                and _years_fit(header, years) and (not distinct or stems(header) & distinct):
+            return GROUNDED, " · ".join(filter(None, (label, header, page)))
+    if any(number is not None and same_number(abs(value), abs(number)) for _, _, number in cells):
+        return ON_PAGE, page  # a cell, but not the question's: the text of its table row is no sentence to ground it
+    for sentence in _SENTENCE.split(text):
+        if stems(sentence) & asked and any(same_number(abs(value), abs(n)) for n in numbers_in(sentence)):
+            return GROUNDED, f"{' '.join(sentence.split())[:60]} · {page}"
+    return ON_PAGE, page
+
+
+def _cell_score(label: str, header: str, asked: set[str], years: set[str]) -> tuple[int, int]:
+    """(question words and years the cell's label and column name, less years it names that the question
+    does not; minus the label's other words): the page's best cell for the question has the largest."""
+    cell_years = set(_YEAR.findall(header))
+    named = len(stems(f"{label} {header}") & asked) + len(cell_years & years) - (len(cell_years - years) if years else 0)
+    return named, -len(stems(label) - asked)
+
+
+def _distinct_headers(headers: list[str]) -> set[str]:
+    """The words that tell a page's columns apart (in some headers, not all: "Domestic", "International")."""
+    sets = [stems(header) for header in dict.fromkeys(headers) if header]
+    return set().union(*sets) - set.intersection(*sets) if len(sets) > 1 else set()
+
+
+def _years_fit(header: str, years: set[str]) -> bool:
+    """The column's years are among the question's (when both name years)."""
+    named = set(_YEAR.findall(header))
+    return not (years and named) or named <= years
+
+
+def _count_unit(question: str) -> str:
+    """The unit a count asks for ("how many days" → "days"), or ""; "times" is no unit printed with its number."""
+    match = _COUNT.search(question)
+    word = match.group(1).lower() if match else ""
+    return next(iter(stems(word)), "") if word and word not in ("times", "of") else ""
+
+
+def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str]) -> Grounding:
+    """A text value: the words the answer adds to the question, printed together on a cited page, in a
+    sentence naming something the question names (or on a page titled by it)."""
+    asked = stems(question)
+    tokens = _TOKEN.findall(_YES_NO_START.sub("", answer))
+    new = [i for i, token in enumerate(tokens) if stems(token) - asked]
+    if not new:
+        return Grounding(UNSUPPORTED, "the answer adds nothing to the question")
+    core = tokens[new[0]:new[-1] + 1]
+    if len(core) > MAX_VALUE_WORDS:
+        return Grounding(ON_PAGE, f"the answer is a passage of {len(core)} words, not the value the question asks for")
+    phrase = re.compile(r"(?<!\w)" + r"\W+".join(re.escape(t.strip(".,")) for t in core if t.strip(".,")) + r"(?!\w)",
+                        re.IGNORECASE)
+    compared = any(stems(option) & stems(" ".join(core)) for option in parts(question))
+    named = next((name for name in names(answer) if stems(name) & stems(" ".join(core))), " ".join(core))
+    result = Grounding(UNSUPPORTED, f"{' '.join(core)!r} is printed on no cited page")
+    for place, text in texts.items():
+        for sentence in _SENTENCE.split(text):
+            if phrase.search(sentence):
+                about = (stems(sentence) | stems(place[0])) & asked
+                subject = stems(named) & _name_stems(place[0]) and not compared
+                level = GROUNDED if about and not subject else ON_PAGE
+                result.pages[place] = max(result.pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
+                if LEVELS.index(level) > LEVELS.index(result.level):
+                    result.level, result.shown = level, [f"{' '.join(core)} · {place[0]} · p.{place[1]}"]
+                    result.reason = "" if level == GROUNDED else (
+                        f"{' '.join(core)!r} is the subject of its own page, not what the question asks of it" if subject
+                        else f"{' '.join(core)!r} is printed, but not where the question's words are")
+    return result
+
+
+def _ground_claim(question: str, texts: dict[tuple[str, int], str], corpus) -> Grounding:
+    """A yes/no answer (a verdict code cannot check): grounded when a cited sentence or row label names at
+    least half of what the claim judges (its words but the verdict's own, JUDGEMENT, and the company's
+    name), and a claim about two named things ("Are A and B both ...") has each named on a cited page."""
+    claim = question_stems(asks_yes_no(question).split("(")[0]) - JUDGEMENT
+    for option in parts(question):
+        if not any(re.search(re.escape(option), text, re.IGNORECASE) for text in texts.values()):
+            return Grounding(ON_PAGE, f"no cited page names {option}")
+    result = Grounding(ON_PAGE, "no cited sentence or row names what the question judges")
+    for place, text in texts.items():
+        judged = claim - _name_stems(place[0])
+        lines = _SENTENCE.split(text) + [row["label"] for row in corpus.page_cells(*place)]
+        if line := next((line for line in lines if judged and len(judged & stems(line)) * 2 >= len(judged)), None):
+            result.pages[place] = GROUNDED
+            result.level, result.reason = GROUNDED, ""
+            result.shown = [f"{' '.join(line.split())[:60]} · p.{place[1]}"]
+        else:
+            result.pages.setdefault(place, ON_PAGE)
+    return result
+
+
+def _name_stems(doc_id: str) -> set[str]:
+    """The stems of a document's id ("3M_2018_10K" → {"3m", "10k"}): its company's name is on every line."""
+    return stems(re.sub(r"[_-]", " ", doc_id))
+
+
+def _format(number: float) -> str:
+    return f"{number:,.0f}" if number == int(number) and abs(number) >= 1000 else f"{number:g}"
+
+
+def settle(status: str, answer: str, reason: str, grounding: Grounding, accept: str) -> tuple[str, str, str, str]:
+    """(status, answer, reason, candidate): an answer grounded below `accept` is not stated as fact but
+    kept as the unconfirmed candidate of a "fail" that says why."""
+    if status != "answer" or at_least(grounding.level, accept):
+        return status, answer, reason, ""
+    return "fail", "", f"unconfirmed ({grounding.level}): {grounding.reason}", answer
+
+
+def citation_levels(citations: list, grounding: Grounding) -> None:
+    """Each citation's level: its page's, or on_page for a verified one the answer's values did not reach."""
+    for citation in citations:
+        citation.grounding = grounding.pages.get((citation.doc_id, citation.page),
+                                                 ON_PAGE if citation.verified else UNSUPPORTED)
+
+
+def check_accept(accept: str) -> str:
+    """The lowest level stated as an answer: ValueError naming the levels for another."""
+    if accept not in LEVELS:
+        raise ValueError(f"accept={accept!r}: one of {', '.join(reversed(LEVELS))}")
+    return accept
