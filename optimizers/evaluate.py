@@ -83,9 +83,11 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
              lm: str | None = None, compiled: str | Path | None = None, split_name: str = "dev",
              limit: int | None = None, threads: int = 1, max_iterations: int | None = None,
              judge_lm: str | None = None, progress: bool = False, track: bool = True,
-             ray: str | None = None, workers: int | None = None, accept: str = "grounded") -> dict:
+             ray: str | None = None, workers: int | None = None, accept: str = "grounded",
+             on_row: Callable[[dict], None] | None = None) -> dict:
     """Evaluate `program` on the dataset's `split_name` questions; returns the summary (with the MLflow
-    run id when tracked). `accept`: the lowest grounding the program states an answer with. The dataset's documents are ingested into `index` first (a no-op when
+    run id when tracked). `accept`: the lowest grounding the program states an answer with; `on_row` is
+    called with each question's row as it is done (the demo prints it). The dataset's documents are ingested into `index` first (a no-op when
     already there). `ray`: answer the questions on `workers` Ray workers, of a local Ray started on
     this machine ("local") or of the cluster at that address (optimizers/distributed.py)."""
     examples, files = load_dataset(dataset, data)
@@ -114,7 +116,7 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
 
         params["judge_prompt_version"] = JUDGE_PROMPT_VERSION
 
-    def questions() -> Iterator[dict]:
+    def answered() -> Iterator[dict]:
         if conversational:  # each turn depends on the ones before: in order, one thread
             return run_turns(module, model, chosen, metrics, progress)
         if ray:
@@ -122,6 +124,12 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
 
             return answer_on_ray(setup, chosen, ray, workers, progress)
         return run_questions(module, model, chosen, metrics, threads, progress)
+
+    def questions() -> Iterator[dict]:
+        for row in answered():
+            if on_row is not None:
+                on_row(row)
+            yield row
 
     if not track:
         clock = time.perf_counter()

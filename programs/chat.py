@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from programs.conversation import Conversation
+from programs.display import citation_mark, grounding_lines
 
 HELP = "/new starts a new topic · /sources shows the last answer's sources · /export FILE writes its rows · /quit"
 
@@ -78,9 +79,10 @@ def _answer(conversation: Conversation, text: str):
         print(f"  - {row['doc_id']} p.{row['page']}: {row['label']}" + (f" ({values})" if values else ""))
     if len(turn.state.rows) > turn.state.shown and turn.kind in ("question", "show_more"):
         print(f"  ({len(turn.state.rows) - turn.state.shown} more rows: say 'show the rest', or /export FILE)")
+    for line in grounding_lines(result):
+        print(f"  {line}")
     for number, citation in enumerate(result.get("citations") or [], start=1):
-        mark = "verified" if citation["verified"] else "NOT VERIFIED"
-        print(f"  [{number}] {citation['file']} p.{citation['page']} · {citation['section'] or '-'} ({mark})")
+        print(f"  [{number}] {citation['file']} p.{citation['page']} · {citation['section'] or '-'} ({citation_mark(citation)})")
     return turn
 
 

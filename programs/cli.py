@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from corpus.inputs import MAX_CONTEXT_CHARS, MAX_TOP_K
+from programs.display import citation_mark, grounding_lines
 
 DEFAULT_INDEX = "runs/index"
 DEMO_KINDS = ("lookup", "list", "aggregate", "clause")  # the sample questions `ferret demo` asks first
@@ -132,6 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--lm", help="LiteLLM model string, or 'local' (default; also env FERRET_LM)")
     demo.add_argument("--limit", type=_count(1, MAX_QUESTIONS), default=DEMO_EVAL_QUESTIONS, help="sample questions to evaluate")
     demo.add_argument("--max-iterations", type=_count(1, MAX_ITERATIONS), default=DEMO_MAX_ITERATIONS, help="iterative program only")
+    demo.add_argument("--accept", choices=["grounded", "on_page"], default="grounded", help="as for ask")
 
     evaluate = commands.add_parser("eval", help="run a program over a dataset's questions, score it, track it in MLflow")
     _dataset_options(evaluate, "financebench, hotpotqa, tatqa, scifact (retrieval only), sample, or jsonl (your own)")
@@ -361,11 +363,12 @@ def _chat(args) -> int:
 
 def _print_result(result) -> None:
     print(f"{result.status.upper()}: {result.answer or result.clarification or result.reason}")
+    for line in grounding_lines(result):
+        print(f"  {line}")
     if result.get("computation"):
         print(f"  computed in code: {result.computation}")
     for citation in result.citations:
-        mark = "verified" if citation["verified"] else "NOT VERIFIED"
-        print(f"  [{citation['file']} p.{citation['page']}] {citation['section']} ({mark})")
+        print(f"  [{citation['file']} p.{citation['page']}] {citation['section']} ({citation_mark(citation)})")
     if result.unverified_numbers:
         print(f"  numbers not found in the evidence: {', '.join(result.unverified_numbers)}")
     print(f"  {result.iterations} iterations{f' (answered by {result.answered_by})' if result.get('answered_by') else ''}, "
@@ -433,6 +436,15 @@ def _eval(args) -> int:
     return 0
 
 
+def _print_row(row: dict) -> None:
+    """One evaluated question: the answer (or the unconfirmed candidate) with its grounding, beside the gold."""
+    result = row.get("result") or {}
+    said = row["answer"] or (f"unconfirmed: {result['candidate']}" if result.get("candidate") else f"{row['status']}: {row['reason'] or result.get('clarification') or ''}")
+    mark = "right" if row["accuracy"] else "wrong" if row["status"] == "answer" else "not answered"
+    level = f" [{result['grounding']}]" if result.get("grounding") else ""
+    print(f"\n  {row['question']}\n    {mark}{level}: {' '.join(str(said).split())[:160]}\n    gold: {row['gold']}", flush=True)
+
+
 def _print_summary(summary: dict) -> None:
     print("\n".join(f"{key:<24} {value}" for key, value in summary.items()))
     if "mlflow_run_id" in summary:
@@ -455,7 +467,7 @@ def _demo(args) -> int:
     print(f"1/3 ingest {SAMPLE} ({', '.join(folder.name for folder in folders)}) into {index}", flush=True)
     prepare_index(folders, index, progress=sys.stderr.isatty())
     print(f"\n2/3 ask ({args.program}, LM {args.lm or 'local'})", flush=True)
-    program, lm = make_program(args.program, Corpus(index), args.max_iterations), make_lm(args.lm)
+    program, lm = make_program(args.program, Corpus(index), args.max_iterations, args.accept), make_lm(args.lm)
     for kind in DEMO_KINDS:
         example = next(example for example in examples if example.get("kind") == kind)
         print(f"\nQ ({kind}): {example.question}\n  gold: {example.answer}", flush=True)
@@ -463,7 +475,8 @@ def _demo(args) -> int:
             _print_result(program(question=example.question, doc_id=example.get("doc_id")))
     print(f"\n3/3 eval: the first {args.limit} sample questions", flush=True)
     _print_summary(evaluate("sample", SAMPLE, index, args.program, args.lm, split_name="all", limit=args.limit,
-                            max_iterations=args.max_iterations, progress=sys.stderr.isatty()))
+                            max_iterations=args.max_iterations, progress=sys.stderr.isatty(), accept=args.accept,
+                            on_row=_print_row))
     return 0
 
 

@@ -4,9 +4,10 @@ Each value an answer states (its numbers, years and the question's own numbers a
 operands; else the words it adds to the question) is looked for on the pages it cites, and gets a level:
 - `grounded`: a table cell whose row label names the question's metric and is the page's best match
   for the question (label, column header and years; no other cell of the page names more of it: a
-  value of another row or year is not), or a sentence that names the metric (a "Label: value" fact is a
-  one-cell row); a count ("how many days") only where the number is printed with its unit; a text value
-  in a sentence, or on a page titled by, what the question names;
+  value of another row or year is not; an operand of several need only be in a row the question names,
+  in its years), or a sentence that names the metric (a "Label: value" fact is a one-cell row; a date's
+  day is no value); a count ("how many days") only where the number is printed with its unit; a text
+  value in the sentence of its page that names most of the question (with the page's title);
 - `on_page`: printed on a cited page, but in a row, column or sentence that is not the question's;
 - `unsupported`: printed on no cited page, or of another type than the question asks for (a section
   number for a count of days, a name for an amount, no yes or no to a yes/no question).
@@ -39,16 +40,25 @@ GENERIC = {"amoun", "total", "value", "answe", "usd", "milli", "billi", "thous",
 JUDGEMENT = {"impro", "posit", "negat", "consi", "healt", "decli", "incre", "decre", "histo", "signi", "relev", "usefu",
              "stabl", "stron", "weak", "profi", "have", "does"}  # a claim's verdict, not what it judges
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
+_DATE_DAY = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+$", re.IGNORECASE)
+_LARGEST = re.compile(r"\b(?:largest|highest|greatest|most|larger|higher|greater|more|maximum)\b", re.IGNORECASE)
+_SMALLEST = re.compile(r"\b(?:smallest|lowest|least|smaller|lower|less|fewer|minimum)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
 _ASKS_YEAR = re.compile(r"\b(?:what|which)\s+year\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
 _ASKS_NUMBER = re.compile(r"\bhow (?:much|many)\b|\b(?:amount|percentage|percent|ratio|margin|rate|change|difference|"
-                          r"average|total|sum|growth|turnover|dpo|cagr)\b", re.IGNORECASE)
+                          r"average|total|sum|growth|turnover|dpo|cagr|revenues?|sales|income|earnings|profits?|costs?|"
+                          r"expenses?|expenditures?|capex|assets|liabilities|equity|cash|debt|price|eps|dividends?|"
+                          r"balance|value|number|count)\b", re.IGNORECASE)
+_ASKS_REASON = re.compile(r"\s*(?:why|what (?:drove|caused|explains|led|does|do|did)|how (?:did|does|do|has|have|often)|"
+                          r"explain|describe|summari[sz]e)\b", re.IGNORECASE)  # a question about a number that asks for no number
+_ASKS_NAME = re.compile(r"\b(?:name[ds]?|called|titled|where)\b", re.IGNORECASE)
 _ASKS_PERSON = re.compile(r"^\s*(?:who|whom)\b|\bwith whom\b|\bwho (?:was|is|were|did)\b", re.IGNORECASE)
 _NUMBER_WORDS = re.compile(r"\b(?:once|twice|thrice|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
                            re.IGNORECASE)
 _YES_NO_START = re.compile(r"\s*(?:yes|no)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w'’%$.,-]+")
+_POSSESSIVE = re.compile(r"['’]s?$")
 _KEPT = {"other", "first", "second", "more", "most", "less", "least", "same", "own"}  # words a row label is made of
 _FUNCTION = STOPWORDS - _KEPT
 
@@ -62,8 +72,10 @@ class Grounding:
 
 
 def stems(text: str) -> set[str]:
-    """Content words cut to five letters (as `corpus.hops`), "Other" and "Less" kept: they name table rows."""
-    return {word[:5] for word in words(text) if len(word) > 2 and word not in _FUNCTION and not word.isdigit()}
+    """Content words cut to five letters (as `corpus.hops`), "Other" and "Less" kept: they name table rows;
+    a possessive's or plural's apostrophe cut ("days'" is "days", "ACME's" is "acme")."""
+    found = (_POSSESSIVE.sub("", word) for word in words(text))
+    return {word[:5] for word in found if len(word) > 2 and word not in _FUNCTION and not word.isdigit()}
 
 
 def at_least(level: str, accept: str) -> bool:
@@ -79,6 +91,12 @@ def question_stems(question: str) -> set[str]:
     return asked
 
 
+def asks_number(question: str) -> bool:
+    """The question asks for a number: how much or many, or a metric named (revenue, margin, ...), not
+    why or how it came to be, nor yes or no."""
+    return bool(_ASKS_NUMBER.search(question)) and not _ASKS_REASON.match(question) and not asks_yes_no(question)
+
+
 def expected_type(question: str, answer: str) -> str:
     """Why the answer is not of the type the question asks for ("" when it is)."""
     core = _YES_NO_START.sub("", answer).strip(" .")
@@ -89,9 +107,9 @@ def expected_type(question: str, answer: str) -> str:
         return "the question asks for a year"
     if _ASKS_PERSON.search(question) and not asks_yes_no(question) and not stems(_YEAR.sub("", core).translate(_DIGITS)):
         return "the question asks who, the answer is a number"
-    if _ASKS_NUMBER.search(question) and not asks_yes_no(question) and not _ASKS_YEAR.search(question) and not has_number:
+    if asks_number(question) and not _ASKS_YEAR.search(question) and not has_number:
         return "the question asks for a number"
-    if not (_ASKS_NUMBER.search(question) or _ASKS_YEAR.search(question)) and re.fullmatch(r"[-$\d.,%\s]+", core or "x"):
+    if _ASKS_NAME.search(question) and re.fullmatch(r"[-$\d.,%\s]+", core or "x"):
         return "the question asks for a name, the answer is a number"
     if _COUNT.search(question) and any(n < 0 for n in numbers_in(core)):
         return "the question asks how many, the answer is negative"
@@ -121,11 +139,12 @@ _DIGITS = str.maketrans("", "", "0123456789")
 
 
 def ground(question: str, answer: str, values: Sequence[float] | None, pages: Sequence[tuple[str, int]],
-           corpus, computation: str = "") -> Grounding:
+           corpus, computation: str = "", bridges: Sequence[str] = ()) -> Grounding:
     """The grounding of `answer` on the cited `pages` (doc_id, page) of `corpus` (its `page_text` and
     `page_cells`). `values`: the numbers to ground, when the caller knows them (the operands of
-    `computation`); else those the answer states (`stated_numbers`), when the question asks for a
-    number or a year, and else its words."""
+    `computation`); else those the answer states (`stated_numbers`), and its words when it states none
+    and the question asks for no number or year. `bridges`: the names through which a multi-hop search
+    reached its pages (`corpus.hops`); a context naming one is about the question as if it named the question's words."""
     if wrong_type := expected_type(question, answer) or computed_type(question, computation):
         return Grounding(UNSUPPORTED, wrong_type)
     pages = list(dict.fromkeys(pages))
@@ -133,25 +152,29 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
     if asks_yes_no(question):
         return _ground_claim(question, texts, corpus)
     if values is None:
-        if not (_ASKS_NUMBER.search(question) or _ASKS_YEAR.search(question)):
-            return _ground_text(question, answer, texts)
         values = stated_numbers(answer, question)
+        if not values and not (asks_number(question) or _ASKS_YEAR.search(question)):
+            return _ground_text(question, answer, texts, stems(" ".join(bridges)))
     if not values:
         return Grounding(UNSUPPORTED, "the answer states no number")
-    asked, years, unit = question_stems(question), set(_YEAR.findall(question)), _count_unit(question)
+    asked, years, unit = question_stems(question) | stems(" ".join(bridges)), set(_YEAR.findall(question)), _count_unit(question)
+    subject = stems(" ".join(names(question)))  # the names it asks about ("IMFT"), not the metric it asks for
+    if _ASKS_YEAR.search(question) and len(values) == 1 and (column := _year_column(question, values[0], pages, corpus, asked)):
+        return Grounding(GROUNDED, shown=[column], pages={place: GROUNDED for place in pages})
     result = Grounding(GROUNDED)
     for value in values:
-        best, shown = UNSUPPORTED, ""
+        best, printed, shown = UNSUPPORTED, _format(value), ""
         for place in pages:
-            level, where = _ground_number(value, place, texts[place], corpus, asked - _name_stems(place[0]), years, unit)
+            level, as_printed, where = _ground_number(value, place, texts[place], corpus, asked - _name_stems(place[0]),
+                                                      subject, years, unit, len(values) == 1)
             result.pages[place] = max(result.pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
             if LEVELS.index(level) > LEVELS.index(best) or not shown:
-                best, shown = level, where
-        result.shown.append(f"{_format(value)} · {shown}" if shown else _format(value))
+                best, printed, shown = level, as_printed or printed, where
+        result.shown.append(f"{printed} · {shown}" if shown else printed)
         if LEVELS.index(best) < LEVELS.index(result.level):
             result.level = best
-            result.reason = (f"{_format(value)} is printed on no cited page" if best == UNSUPPORTED else
-                             f"{_format(value)} is printed on the page, but not where the question's "
+            result.reason = (f"{printed} is printed on no cited page" if best == UNSUPPORTED else
+                             f"{printed} is printed on the page, but not where the question's "
                              f"{'metric and period are' if years else 'metric is'} named")
     return result
 
@@ -168,32 +191,56 @@ def stated_numbers(answer: str, question: str) -> list[float]:
     return list(dict.fromkeys(found))
 
 
-def _ground_number(value: float, place: tuple[str, int], text: str, corpus, asked: set[str], years: set[str],
-                   unit: str) -> tuple[str, str]:
-    """(level, where) of one value on one page: the page's best cell for the question, else a sentence
-    naming the question's metric; a count only where it is printed with its unit."""
+def _ground_number(value: float, place: tuple[str, int], text: str, corpus, asked: set[str], subject: set[str],
+                   years: set[str], unit: str, single: bool) -> tuple[str, str, str]:
+    """(level, the value as the page prints it, where) of one value on one page: a cell whose row label
+    names the question's words and whose column fits its years (and, for an answer's `single` value, the
+    page's best cell for the question: one of several operands answers a part of it, as the total of a
+    share does), else a sentence naming the question's metric (its words but the names in `subject`), a
+    date's day not taken for it; a count only where it is printed with its unit."""
     page = f"p.{place[1]}"
     if not any(same_number(abs(value), abs(n)) for n in numbers_in(text)):
-        return UNSUPPORTED, ""
+        return UNSUPPORTED, "", ""
     if unit:
         for start, end, number in number_spans(text):
             if same_number(abs(value), abs(number)) and unit in stems(" ".join(text[end:].split()[:2])):
-                return GROUNDED, f"{text[start:end]} {unit} · {page}"
-        return ON_PAGE, f"{page}, not as a number of {unit}"
-    cells = [(row["label"], header, number) for row in corpus.page_cells(*place) for header, _, number in row["cells"]]
-    distinct = _distinct_headers([header for _, header, _ in cells]) & asked  # "International", when the question names it
-    scores = [_cell_score(label, header, asked, years) for label, header, _ in cells]
+                return GROUNDED, _format(abs(value)), f"{unit} · {page}"
+        return ON_PAGE, "", f"{page}, not as a number of {unit}"
+    year = value.is_integer() and 1900 <= value <= 2100  # a table prints a year as its column's header, not in a cell;
+    # and 2022 is not 2023 rounded
+    cells = [] if year else [(row["label"], header, printed, number) for row in corpus.page_cells(*place)
+                             for header, printed, number in row["cells"]]
+    distinct = _distinct_headers([header for _, header, _, _ in cells]) & asked  # "International", when the question names it
+    scores = [_cell_score(label, header, asked, years) for label, header, _, _ in cells]
     top = max(scores, default=None)
-    for (label, header, number), score in zip(cells, scores):
-        if number is not None and same_number(abs(value), abs(number)) and score == top and stems(label) & asked \
-                and _years_fit(header, years) and (not distinct or stems(header) & distinct):
-            return GROUNDED, " · ".join(filter(None, (label, header, page)))
-    if any(number is not None and same_number(abs(value), abs(number)) for _, _, number in cells):
-        return ON_PAGE, page  # a cell, but not the question's: the text of its table row is no sentence to ground it
+    same = [(cell, score) for cell, score in zip(cells, scores) if cell[3] is not None and same_number(abs(value), abs(cell[3]))]
+    for (label, header, printed, _), score in same:
+        if (score == top or not single) and stems(label) & asked and _years_fit(header, years) and (not distinct or stems(header) & distinct):
+            return GROUNDED, printed, " · ".join(filter(None, (label, header, page)))
+    if same:  # a cell, but not the question's: the text of its table row is no sentence to ground it
+        return ON_PAGE, same[0][0][2], page
+    metric = asked - subject or asked  # a sentence names "liabilities", not only the "IMFT" every line is about
     for sentence in _SENTENCE.split(text):
-        if stems(sentence) & asked and any(same_number(abs(value), abs(n)) for n in numbers_in(sentence)):
-            return GROUNDED, f"{' '.join(sentence.split())[:60]} · {page}"
-    return ON_PAGE, page
+        if stems(sentence) & metric and not (year and len(set(_YEAR.findall(sentence))) > 1):  # a header's years
+            for start, end, number in number_spans(sentence):
+                if (number == value if year else same_number(abs(value), abs(number))) and not _DATE_DAY.search(sentence[:start]):
+                    return GROUNDED, sentence[start:end], f"{' '.join(sentence.split())[:60]} · {page}"
+    return ON_PAGE, "", page
+
+
+def _year_column(question: str, value: float, pages: Sequence[tuple[str, int]], corpus, asked: set[str]) -> str:
+    """Where a year answers "in which year was X the largest" from a table: the year's column in a row the
+    question names whose value there is the row's largest (smallest, when it asks that; any, when neither);
+    "" when no row shows it."""
+    year = f"{value:.0f}" if value.is_integer() else ""
+    extreme = max if _LARGEST.search(question) else min if _SMALLEST.search(question) else None
+    for place in pages:
+        for row in corpus.page_cells(*place):
+            by_year = {found: number for header, _, number in row["cells"] if number is not None
+                       for found in _YEAR.findall(header)}
+            if year in by_year and stems(row["label"]) & asked and (extreme is None or by_year[year] == extreme(by_year.values())):
+                return f"{year} · {row['label']} · p.{place[1]}"
+    return ""
 
 
 def _cell_score(label: str, header: str, asked: set[str], years: set[str]) -> tuple[int, int]:
@@ -223,12 +270,14 @@ def _count_unit(question: str) -> str:
     return next(iter(stems(word)), "") if word and word not in ("times", "of") else ""
 
 
-def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str]) -> Grounding:
-    """A text value: the words the answer adds to the question, printed together on a cited page, in a
-    sentence naming something the question names (or on a page titled by it)."""
+def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], bridged: set[str]) -> Grounding:
+    """A text value: the words the answer adds to the question, printed together on a cited page, in the
+    sentence of that page that names most of what the question, or a bridge to it, names (with the page's
+    title: "Maximum Overdrive" names the film a bridge reached)."""
     asked = stems(question)
     tokens = _TOKEN.findall(_YES_NO_START.sub("", answer))
     new = [i for i, token in enumerate(tokens) if stems(token) - asked]
+    asked = asked | bridged
     if not new:
         return Grounding(UNSUPPORTED, "the answer adds nothing to the question")
     core = tokens[new[0]:new[-1] + 1]
@@ -236,21 +285,19 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str]) 
         return Grounding(ON_PAGE, f"the answer is a passage of {len(core)} words, not the value the question asks for")
     phrase = re.compile(r"(?<!\w)" + r"\W+".join(re.escape(t.strip(".,")) for t in core if t.strip(".,")) + r"(?!\w)",
                         re.IGNORECASE)
-    compared = any(stems(option) & stems(" ".join(core)) for option in parts(question))
-    named = next((name for name in names(answer) if stems(name) & stems(" ".join(core))), " ".join(core))
     result = Grounding(UNSUPPORTED, f"{' '.join(core)!r} is printed on no cited page")
     for place, text in texts.items():
-        for sentence in _SENTENCE.split(text):
+        sentences = _SENTENCE.split(text)
+        about = [(stems(sentence) | stems(place[0])) & asked for sentence in sentences]
+        top = max(map(len, about), default=0)
+        for sentence, named in zip(sentences, about):
             if phrase.search(sentence):
-                about = (stems(sentence) | stems(place[0])) & asked
-                subject = stems(named) & _name_stems(place[0]) and not compared
-                level = GROUNDED if about and not subject else ON_PAGE
+                level = GROUNDED if named and len(named) == top else ON_PAGE
                 result.pages[place] = max(result.pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
                 if LEVELS.index(level) > LEVELS.index(result.level):
                     result.level, result.shown = level, [f"{' '.join(core)} · {place[0]} · p.{place[1]}"]
                     result.reason = "" if level == GROUNDED else (
-                        f"{' '.join(core)!r} is the subject of its own page, not what the question asks of it" if subject
-                        else f"{' '.join(core)!r} is printed, but not where the question's words are")
+                        f"{' '.join(core)!r} is printed, but not in the sentence of its page that names most of the question")
     return result
 
 

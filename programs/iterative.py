@@ -281,9 +281,12 @@ class IterativeRetriever(dspy.Module):
         return None
 
     def _ground(self, state: "_Run", answer: str, findings: list[Finding], computation: str = "") -> Grounding:
-        """The answer's grounding on the pages of `findings`; a calculation's operands are its findings' values."""
+        """The answer's grounding on the pages of `findings`; a calculation's operands are its findings' values,
+        and the bridges the hops rung read through name what the question asks about."""
         values = [n for f in findings if (n := finding_number(f)) is not None] if computation else None
-        return ground(state.question, answer, values, [(f.doc_id, f.page) for f in findings], self.corpus, computation)
+        bridges = list(dict.fromkeys(hit["via"] for hit in state.read_hits if hit.get("via")))
+        return ground(state.question, answer, values, [(f.doc_id, f.page) for f in findings], self.corpus, computation,
+                      bridges)
 
     def _question_rows(self, state: "_Run") -> list[dict]:
         """At most READ_ROWS table rows whose label the question names (every word of it), each as a
@@ -487,14 +490,16 @@ class IterativeRetriever(dspy.Module):
         if status != "answer":
             answer, grounding = state.candidate or ("", Grounding(UNSUPPORTED))
         elif state.rung == "structured":  # rows whose labels the question names, computed in code
-            grounding = Grounding(GROUNDED, shown=[f"{row['label']} · p.{row['page']}" for row in state.rows[:3]])
+            grounding = Grounding(GROUNDED, shown=list(dict.fromkeys(f"{row['label']} · p.{row['page']}" for row in state.rows))[:3],
+                                  pages={(row["doc_id"], row["page"]): GROUNDED for row in state.rows})
         else:
             cited = [state.findings[i] for i in sources if 0 <= i < len(state.findings)]
             grounding = state.grounding or self._ground(state, answer, cited, state.computation)
         citation_levels(check.citations, grounding)
         status, answer, reason, candidate = settle(status, answer, synthesis["need_reason"], grounding, self.accept)
-        if synthesis["status"] != "answer":
-            answer, candidate = "", answer  # the read's unconfirmed answer, when the loop found none
+        if synthesis["status"] != "answer" and answer:  # the read's unconfirmed answer, when the loop found none
+            answer, candidate = "", answer
+            reason = "; ".join(filter(None, (f"unconfirmed ({grounding.level}): {grounding.reason}", reason)))
         return dspy.Prediction(
             status=status, answer=answer, candidate=candidate, grounding=grounding.level if answer or candidate else "",
             grounding_reason=grounding.reason, grounded_values=grounding.shown,

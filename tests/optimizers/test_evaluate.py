@@ -9,7 +9,7 @@ import pytest
 
 import optimizers.evaluate
 from optimizers.evaluate import summarize
-from optimizers.tracking import metric_name, run_summaries, tracking_uri
+from optimizers.tracking import metric_name, risk_coverage, run_summaries, tracking_uri
 from programs.cli import main
 from tests.fakes import scripted_lm, sigterm_left_to_ferret, stop_with_sigterm
 
@@ -53,11 +53,14 @@ def test_eval_prints_the_json_line_and_logs_the_same_metrics_to_mlflow(runs, cap
     assert engine.steps() == ["answer"] * 3
     assert summary["dataset"] == "jsonl" and summary["program"] == "oneshot" and summary["n"] == 3
     assert summary["accuracy"] == pytest.approx(1 / 3, abs=1e-3)  # only q1's gold is 3,650
-    assert summary["answered_rate"] == 1.0
-    assert summary["citations_verified_rate"] == pytest.approx(2 / 3, abs=1e-3)  # q3's passages lack the number
-    assert summary["evidence_recall@5"] == 1.0 and summary["n_correct"] == 1 and summary["n_wrong"] == 2
+    # q2's 3,650 is printed on its page in the Total row, not the Consumer row; q3's passages lack it:
+    # neither is stated, each is a "fail" with its unconfirmed candidate
+    assert summary["answered_rate"] == pytest.approx(1 / 3, abs=1e-3) and summary["citations_verified_rate"] == 1.0
+    assert summary["evidence_recall@5"] == 1.0 and summary["n_correct"] == 1 and summary["n_wrong"] == 0
+    assert summary["n_fail"] == 2 and summary["candidate_accuracy"] == pytest.approx(1 / 3, abs=1e-3)
+    assert (summary["grounded_rate"], summary["grounded_accuracy"], summary["wrong_grounded_rate"]) == (0.3333, 1.0, 0.0)
     assert summary["avg_lm_calls"] == 1.0 and summary["avg_input_tokens"] > 0 and summary["error_count"] == 0
-    assert summary["rung_read_answered"] == 3 and summary["rung_read_correct"] == 1  # the one-call read answered all
+    assert summary["rung_read_answered"] == 1 and summary["rung_read_correct"] == 1
     for key in ("lm", "mrr@10", "evidence_recall_all@5", "avg_output_tokens", "avg_seconds", "mlflow_run_id"):
         assert key in summary
 
@@ -68,7 +71,12 @@ def test_eval_prints_the_json_line_and_logs_the_same_metrics_to_mlflow(runs, cap
             assert run.data.metrics[metric_name(key)] == pytest.approx(value), key
     assert run.data.params["program"] == "oneshot" and run.data.params["split"] == "all"
     artifacts = {a.path for a in mlflow.MlflowClient(tracking_uri()).list_artifacts(summary["mlflow_run_id"])}
-    assert {"results.csv", "results.jsonl", "split.json", "program.json", "accuracy_vs_tokens.png"} <= artifacts
+    assert {"results.csv", "results.jsonl", "split.json", "program.json", "accuracy_vs_tokens.png",
+            "risk_coverage.png"} <= artifacts
+    # --accept on_page states what is printed on its page (q2), not what is printed on no cited page (q3)
+    summary = ferret_eval(qa, index, capsys, "--accept", "on_page")
+    assert summary["answered_rate"] == pytest.approx(2 / 3, abs=1e-3) and summary["n_wrong"] == 1
+    assert summary["grounded_rate"] == pytest.approx(1 / 3, abs=1e-3) and summary["accuracy"] == pytest.approx(1 / 3, abs=1e-3)
 
 
 def test_runs_compare_puts_runs_side_by_side_and_plots_them(runs, capsys, tmp_path):
@@ -155,3 +163,22 @@ def test_retrieval_only_eval_is_tracked_too(runs, capsys):
     run = mlflow.MlflowClient(tracking_uri()).get_run(result["mlflow_run_id"])
     assert run.data.params["program"] == "retrieval"
     assert run.data.metrics["hybrid_ndcg_at_10"] == pytest.approx(result["hybrid_ndcg@10"])
+
+
+def test_selective_answering_counts_what_a_user_would_trust():
+    def row(grounded, accuracy):
+        return {"grounded": grounded, "accuracy": accuracy}
+
+    rows = [row(1.0, 1.0), row(1.0, 0.0), row(0.0, 0.0), row(0.0, 1.0)]
+    assert optimizers.evaluate.selective(rows) == {"grounded_rate": 0.5, "grounded_accuracy": 0.5,
+                                                   "wrong_grounded_rate": 0.25}
+    assert optimizers.evaluate.selective([row(0.0, 0.0)])["grounded_accuracy"] == 0.0  # none grounded: no division
+    assert optimizers.evaluate.selective([{"accuracy": 1.0}]) == {}  # a program without grounding levels
+
+
+def test_the_risk_coverage_curve_takes_the_surest_answers_first():
+    def row(level, confidence, right):
+        return {"result": {"grounding": level, "confidence": confidence}, "candidate_accuracy": right}
+
+    rows = [row("on_page", 0.9, 0.0), row("", None, 0.0), row("grounded", 0.2, 1.0), row("grounded", 0.8, 1.0)]
+    assert risk_coverage(rows) == [(0.25, 1.0), (0.5, 1.0), (0.75, 2 / 3), (1.0, 0.5)]

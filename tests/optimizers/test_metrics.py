@@ -205,7 +205,8 @@ def test_citations_verified_needs_an_answer_with_verified_citations():
 
 
 def test_metrics_table_names():
-    assert list(METRICS) == ["accuracy", "exact_match", "f1", "answered", "citations_verified", "evidence_recall@5",
+    assert list(METRICS) == ["accuracy", "exact_match", "f1", "answered", "citations_verified", "grounded",
+                             "candidate_accuracy", "evidence_recall@5",
                              "evidence_recall_all@5", "evidence_recall_any@5", "mrr@10"]
     assert METRICS["accuracy"] is answer_correct and METRICS["mrr@10"] is mrr_at_10
 
@@ -279,3 +280,12 @@ def test_a_single_number_gold_is_judged_by_the_value_the_answer_states():
           right=["2019"], wrong=["2018", "2019 or 2018"])
     check(dspy.Example(question="How many days' notice does the 2023 contract require?", answer="30 days"),
           right=["30 days' notice."], wrong=["The answer is 12.1"])
+
+
+def test_candidate_accuracy_judges_the_unconfirmed_candidate_as_if_stated():
+    example = dspy.Example(question="What was Consumer revenue in 2022?", answer="$380.1 million")
+    unconfirmed = dspy.Prediction(status="fail", answer="", candidate="380.1 million", grounding="on_page")
+    assert METRICS["accuracy"](example, unconfirmed) == 0.0 and METRICS["candidate_accuracy"](example, unconfirmed) == 1.0
+    assert METRICS["grounded"](example, unconfirmed) == 0.0
+    stated = dspy.Prediction(status="answer", answer="380.1 million", grounding="grounded")
+    assert METRICS["grounded"](example, stated) == 1.0 and METRICS["candidate_accuracy"](example, stated) == 1.0

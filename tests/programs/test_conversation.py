@@ -218,7 +218,8 @@ def test_ferret_chat_prints_citations_under_answers_keeps_commands_and_resumes(s
     out = capsys.readouterr().out
     session = out.split()[1]
     answer = out[out.index("ferret> "):].splitlines()
-    assert "3,650" in answer[0] and answer[1].startswith("  [1] report.md p.1 · ") and answer[1].endswith("(verified)")
+    assert "3,650" in answer[0] and answer[1] == "  grounded: 3,650 · Total revenue · 2023 · p.1"  # what grounded it
+    assert answer[2].startswith("  [1] report.md p.1 · ") and answer[2].endswith("(grounded)")
     assert '"' in out[out.index("[1] report ·"):]  # /sources quotes the cited text
     assert "the last answer has no rows to export" in out and "new topic: the summary and scope are cleared" in out
     assert "unknown command /bogus" in out and not (tmp_path / "x.csv").exists()

@@ -49,7 +49,7 @@ def test_answers_on_the_first_loop_step_after_the_first_rung_with_a_verified_cit
     assert result.iterations == 2 and [f["reason"] for f in result.failed_searches] == ["not in these passages"]
     assert result.citations_verified and result.citations == [
         {"doc_id": "report", "file": "report.md", "page": 1, "section": "Segment Results",
-         "quote": TOTAL["context"], "verified": True}]
+         "quote": TOTAL["context"], "verified": True, "grounding": "grounded"}]
     # a passage search already has results to read: the agent makes no tool call before extracting
     assert engine.steps() == ["route", "read", "extract", "evaluate", "synthesize"]
     assert result.lm_calls == 5 and result.tokens["input"] > 0 and result.tokens["output"] > 0
@@ -195,11 +195,13 @@ def test_a_value_cited_on_the_wrong_page_moves_to_the_result_page_that_prints_it
     assert result.status == "answer" and result.citations_verified
 
 
-def test_a_number_absent_from_the_findings_fails_verification(small_corpus):
+def test_a_number_absent_from_the_findings_fails_verification_and_is_not_stated(small_corpus):
     answer = {**ANSWER, "answer": "Total revenue in 2023 was 9,999."}
     result, _ = run(small_corpus, {"extract": FOUND, "evaluate": ACCEPT, "synthesize": answer})
-    assert result.status == "answer" and not result.citations_verified
-    assert result.unverified_numbers == ["9,999"]
+    assert not result.citations_verified and result.unverified_numbers == ["9,999"]
+    assert result.status == "fail" and result.candidate == answer["answer"] and result.grounding == "unsupported"
+    result, _ = run(small_corpus, {"extract": FOUND, "evaluate": ACCEPT, "synthesize": answer}, accept="unsupported")
+    assert result.status == "answer" and not result.citations_verified  # every candidate stated, marked as it is
 
 
 @pytest.mark.parametrize("broken_step", ["route", "extract", "evaluate", "synthesize"])
@@ -467,3 +469,34 @@ def test_answered_by_names_the_ladder_rung_or_nothing_without_an_answer(small_co
     assert strategies(result)[0].startswith("annotations") and result.answered_by == "annotations"
     result, _ = run(small_corpus, {"extract": MISSED})
     assert result.status == "fail" and result.answered_by == ""
+
+
+# --- grounding: the read's stop test and the stated answer ---------------------------------------
+def test_a_read_that_verifies_but_cites_another_row_does_not_end_the_question(small_corpus):
+    """3,650 is printed on the cited page, in the Total row: for Consumer revenue it is on the page only.
+    The read does not stand, the loop goes on, and with nothing better the answer is not stated: the
+    result is a "fail" that shows the read's answer as its unconfirmed candidate."""
+    wrong_row = read_reply("Consumer revenue in 2023 was 3,650.")
+    result, engine = run(small_corpus, {"read": wrong_row, "extract": MISSED}, question="What was Consumer revenue in 2023?",
+                         max_iterations=2)
+    read = steps_of(result, "read")[0]
+    assert not read["succeeded"] and read["grounding"] == "on_page" and "not grounded" in read["reason"]
+    assert "extract" in engine.steps()
+    assert result.status == "fail" and result.answer == "" and result.candidate == "Consumer revenue in 2023 was 3,650."
+    assert result.grounding == "on_page" and result.reason.startswith("unconfirmed (on_page)")
+    # accept="on_page" keeps the behaviour before grounding: the verified read is stated
+    result, engine = run(small_corpus, {"read": wrong_row}, question="What was Consumer revenue in 2023?", accept="on_page")
+    assert engine.steps() == ["route", "read"] and result.status == "answer" and result.grounding == "on_page"
+    assert [c["grounding"] for c in result.citations] == ["on_page"]
+
+
+def test_a_read_of_the_questions_row_and_year_is_grounded_and_says_where(small_corpus):
+    result, engine = run(small_corpus, {"read": read_reply("1,250")}, question="What was Consumer revenue in 2023?")
+    assert engine.steps() == ["route", "read"] and result.status == "answer" and result.grounding == "grounded"
+    assert result.grounded_values == ["1,250 · Consumer · 2023 · p.1"]
+    assert [c["grounding"] for c in result.citations] == ["grounded"]
+
+
+def test_accept_names_a_level(small_corpus):
+    with pytest.raises(ValueError, match="accept='verified'"):
+        IterativeRetriever(small_corpus, accept="verified")

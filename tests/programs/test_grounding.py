@@ -1,0 +1,132 @@
+"""Grounding levels: a value grounds only in the question's row, column or sentence (programs/grounding.py)."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corpus.tools import Corpus
+from programs.display import citation_mark, grounding_lines
+from programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, ground, settle
+from programs.verify import same_number
+
+REPORT, CONTRACT = "northwind-annual-report-2023", "contract-acme-keystone-2023"
+SEGMENTS = [(REPORT, 13)]  # the segment table: Consumer 412.6 (2023) / 380.1 (2022), Total 1,822.9 / 1,549.2
+CONSUMER_2022 = "What was Consumer segment revenue in 2022?"
+NOTICE = "In ACME's 2023 service contract, how many days' notice does termination for convenience require?"
+
+
+@pytest.fixture(scope="module")
+def corpus(sample_index):
+    return Corpus(sample_index)
+
+
+def test_the_value_of_the_questions_row_and_year_grounds_with_what_grounded_it(corpus):
+    grounding = ground(CONSUMER_2022, "380.1 million", None, SEGMENTS, corpus)
+    assert grounding.level == GROUNDED and grounding.reason == ""
+    assert grounding.shown == ["380.1 · Consumer · Revenue 2022 · p.13"]
+    assert grounding.pages == {SEGMENTS[0]: GROUNDED}
+
+
+def test_a_value_of_another_row_on_the_page_is_on_the_page_only(corpus):
+    """The demo's "1,822.9 million" for Consumer 2022: the Total row's 2023 revenue, printed on the cited page."""
+    grounding = ground(CONSUMER_2022, "1,822.9 million U.S. dollars", None, SEGMENTS, corpus)
+    assert grounding.level == ON_PAGE and "1,822.9" in grounding.reason
+
+
+def test_a_value_of_the_questions_row_in_another_year_is_on_the_page_only(corpus):
+    assert ground(CONSUMER_2022, "412.6 million", None, SEGMENTS, corpus).level == ON_PAGE
+
+
+def test_a_value_printed_on_no_cited_page_is_unsupported(corpus):
+    assert ground(CONSUMER_2022, "377.7 million", None, SEGMENTS, corpus).level == UNSUPPORTED
+
+
+def test_a_section_number_for_a_count_of_days_does_not_ground(corpus):
+    """The demo's "The answer is 12.1": the clause's number, printed on the page, but not as days."""
+    pages = [(CONTRACT, 2)]
+    assert ground(NOTICE, "The answer is 12.1", None, pages, corpus).level != GROUNDED
+    grounding = ground(NOTICE, "90 days", None, pages, corpus)
+    assert grounding.level == GROUNDED and grounding.shown[0].startswith("90 · ")
+
+
+def test_a_right_computed_answer_grounds_when_each_operand_does(corpus):
+    question = "What was the percentage change in Consumer segment revenue from 2022 to 2023?"
+    computation = "(412.6 - 380.1) / 380.1 * 100"
+    assert ground(question, "8.5505", [412.6, 380.1], SEGMENTS, corpus, computation).level == GROUNDED
+    # an operand from the Total row does not ground, though it is printed on the page
+    assert ground(question, "17.6", [1822.9, 1549.2], SEGMENTS, corpus, "(1822.9 - 1549.2) / 1549.2 * 100").level == ON_PAGE
+
+
+def test_a_calculation_of_another_operation_than_the_question_names_is_unsupported(corpus):
+    question = "What was the percentage change in Consumer segment revenue from 2022 to 2023?"
+    grounding = ground(question, "32.5", [412.6, 380.1], SEGMENTS, corpus, "412.6 - 380.1")
+    assert grounding.level == UNSUPPORTED and "percentage change" in grounding.reason
+
+
+@pytest.mark.parametrize("question, answer, why", [
+    ("Does the Consumer segment have positive operating income in 2023?", "38.2", "yes or no"),
+    ("In which year was Consumer revenue the largest?", "412.6", "a year"),
+    ("Who is the chief executive of Northwind?", "2023", "who"),
+    ("What was Consumer segment revenue in 2022?", "Consumer revenue grew", "a number"),
+])
+def test_an_answer_of_another_type_than_the_question_asks_is_unsupported(corpus, question, answer, why):
+    grounding = ground(question, answer, None, SEGMENTS, corpus)
+    assert grounding.level == UNSUPPORTED and why in grounding.reason
+
+
+def test_an_answer_grounded_below_accept_is_a_fail_with_the_answer_as_unconfirmed_candidate(corpus):
+    grounding = ground(CONSUMER_2022, "1,822.9 million", None, SEGMENTS, corpus)
+    status, answer, reason, candidate = settle("answer", "1,822.9 million", "", grounding, GROUNDED)
+    assert (status, answer, candidate) == ("fail", "", "1,822.9 million") and reason.startswith("unconfirmed (on_page)")
+    assert settle("answer", "1,822.9 million", "", grounding, ON_PAGE) == ("answer", "1,822.9 million", "", "")
+
+
+class _Page:
+    """A corpus of one page holding one table, as `ground` reads it (page_text, page_cells)."""
+
+    def __init__(self, rows: list[tuple[str, float]]):
+        self.rows = rows
+
+    def page_text(self, doc_id: str, page: int) -> str:
+        return "\n".join(f"{label} {value:,.1f}" for label, value in self.rows)
+
+    def page_cells(self, doc_id: str, page: int) -> list[dict]:
+        return [{"label": label, "cells": [("2023", f"{value:,.1f}", value)]} for label, value in self.rows]
+
+
+_LABEL = st.lists(st.sampled_from(["cash", "inventory", "goodwill", "payables", "leases", "pension", "tax",
+                                   "debt", "equity", "wages", "rent", "freight"]), min_size=1, max_size=2, unique=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(asked=_LABEL, other=_LABEL, value=st.floats(1, 1e6), elsewhere=st.floats(1, 1e6))
+def test_a_value_printed_only_in_another_row_never_grounds(asked, other, value, elsewhere):
+    """Whatever the labels and values: the question names row A; a value printed only in row B (whose label
+    shares no word with A's) is never grounded (unless both rows print the same quantity up to scale and rounding:
+    1.0 million is 995,000)."""
+    value, elsewhere = round(value, 1), round(elsewhere, 1)
+    if set(asked) & set(other) or same_number(value, elsewhere):
+        return
+    page = _Page([(" ".join(asked).title(), elsewhere), (" ".join(other).title(), value)])
+    question = f"What was the {' '.join(asked)} in 2023?"
+    assert ground(question, f"{value:,.1f}", None, [("doc", 1)], page).level != GROUNDED
+
+
+def test_the_terminal_shows_each_grounded_value_and_marks_an_unconfirmed_candidate():
+    grounded = {"status": "answer", "grounding": "grounded", "grounded_values": ["380.1 · Consumer · Revenue 2022 · p.13"]}
+    assert grounding_lines(grounded) == ["grounded: 380.1 · Consumer · Revenue 2022 · p.13"]
+    unconfirmed = {"status": "fail", "grounding": "on_page", "candidate": "1,822.9 million",
+                   "grounded_values": ["1,822.9 · p.13"]}
+    assert grounding_lines(unconfirmed) == ["unconfirmed candidate (on the page only): 1,822.9 million", "  1,822.9 · p.13"]
+    assert grounding_lines({"status": "fail", "reason": "nothing found"}) == []
+    assert citation_mark({"verified": True, "grounding": "on_page"}) == "on the page only"
+    assert citation_mark({"verified": True}) == "verified"  # a result from before grounding levels
+
+
+def test_a_year_answers_which_year_only_where_the_questions_row_is_largest(corpus):
+    question = "In which year was Consumer segment revenue the largest?"  # 412.6 in 2023, 380.1 in 2022
+    grounding = ground(question, "2023", None, SEGMENTS, corpus)
+    assert grounding.level == GROUNDED and grounding.shown == ["2023 · Consumer · p.13"]
+    assert ground(question, "2022", None, SEGMENTS, corpus).level != GROUNDED
+    assert ground(question.replace("largest", "smallest"), "2022", None, SEGMENTS, corpus).level == GROUNDED
