@@ -282,6 +282,11 @@ class Corpus:
         row = self.store.conn.execute("SELECT text FROM pages WHERE doc_id = ? AND page = ?", (doc_id, page)).fetchone()
         return row[0] if row else None
 
+    def pages_of(self, doc_id: str) -> list[int]:
+        """The numbers of a document's pages, in order ([] for an unknown document)."""
+        self._refresh()
+        return [row[0] for row in self.store.conn.execute("SELECT page FROM pages WHERE doc_id = ? ORDER BY page", (doc_id,))]
+
     def page_cells(self, doc_id: str, page: int) -> list[dict]:
         """The table rows and "Label: value" facts printed on one page, each as {"label", "cells"}: its
         values as (column header, text, number), a fact's one value under the header ""."""

@@ -26,6 +26,7 @@ from tqdm import tqdm
 from corpus.tools import Corpus
 from optimizers.datasets import load_dataset, prepare_index, split
 from optimizers.metrics import CHAT_METRICS, METRICS, make_judge_metric
+from optimizers.grounding_check import evaluate_grounding
 from optimizers.retrieval import evaluate_recall
 from optimizers.tracking import (STATUS_COUNTS, git_commit, metric_name, plot_risk_coverage, plot_runs, recent_runs, run_summaries,
                                  runs_dir, use_experiment)
@@ -328,15 +329,28 @@ def evaluate_search(dataset: str, data: str | Path, index: str | Path | None = N
     (`optimizers.retrieval`), tracked as a run of program "retrieval"."""
     index = Path(index) if index else default_index(dataset)
     result = evaluate_recall(dataset, data, index, limit=limit, query_from=query_from)
-    if not track:
-        return result
+    return _logged("retrieval", result, {"dataset": dataset, "data": str(data), "index": str(index),
+                                          "query_from": query_from, "limit": limit or ""}) if track else result
+
+
+def evaluate_grounding_check(dataset: str, data: str | Path, index: str | Path | None = None, split_name: str = "dev",
+                             limit: int | None = None, track: bool = True) -> dict:
+    """Grounding only, no LM: the gold answers' and wrong values' grounding on the gold pages
+    (`optimizers.grounding_check`), tracked as a run of program "grounding"."""
+    index = Path(index) if index else default_index(dataset)
+    result = evaluate_grounding(dataset, data, index, split_name, limit)
+    return _logged("grounding", result, {"dataset": dataset, "data": str(data), "index": str(index),
+                                          "split": split_name, "limit": limit or ""}) if track else result
+
+
+def _logged(kind: str, result: dict, params: dict) -> dict:
+    """`result` logged as an MLflow run of program `kind` in the dataset's experiment, with its run id."""
     import mlflow
 
-    use_experiment(dataset)
-    with mlflow.start_run(run_name="retrieval") as run:
-        mlflow.log_params({"dataset": dataset, "data": str(data), "index": str(index), "program": "retrieval",
-                           "query_from": query_from, "limit": limit or "", "git_commit": git_commit()})
-        mlflow.set_tag("kind", "retrieval")
+    use_experiment(params["dataset"])
+    with mlflow.start_run(run_name=kind) as run:
+        mlflow.log_params({**params, "program": kind, "git_commit": git_commit()})
+        mlflow.set_tag("kind", kind)
         mlflow.log_metrics({metric_name(key): value for key, value in result.items()
                             if isinstance(value, (int, float))})
     return {**result, "mlflow_run_id": run.info.run_id}

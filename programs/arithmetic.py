@@ -91,6 +91,13 @@ def operations(question: str) -> frozenset[str]:
     return frozenset(name for name, words in _OPERATIONS.items() if words.search(question))
 
 
+def names_operation(question: str, text: str) -> bool:
+    """True when `text` names an operation the question names, or the question names none but a lookup's
+    ("Change in revenue 5%" for "What was the change in revenue?"); "percentage" alone is a lookup's unit."""
+    asked = operations(question) - {"percentage"}
+    return not asked or any(_OPERATIONS[name].search(text) for name in asked)
+
+
 def is_calculation(expression: str) -> bool:
     """True when the text applies an operator (a lone number or reference is a value, not a calculation)."""
     return bool(re.search(r"[-+*/×÷−–]", _OPERAND.sub("x", expression)))

@@ -149,6 +149,9 @@ def _parser() -> argparse.ArgumentParser:
     _ray_options(evaluate, "answer the questions on Ray workers")
     evaluate.add_argument("--retrieval", action="store_true",
                           help="retrieval only, no LM: recall@5, nDCG@10, recall@100 of text, semantic, hybrid search and hops")
+    evaluate.add_argument("--grounding", action="store_true",
+                          help="grounding only, no LM: how often the gold answer grounds on its gold pages, and a wrong "
+                               "value printed there does")
     evaluate.add_argument("--query-from", choices=["question", "evidence"], default="question",
                           help="retrieval only: query with the question, or with the gold evidence text")
     evaluate.add_argument("--no-track", action="store_true", help="do not log an MLflow run")
@@ -362,7 +365,8 @@ def _chat(args) -> int:
 
 
 def _print_result(result) -> None:
-    print(f"{result.status.upper()}: {result.answer or result.clarification or result.reason}")
+    said = {"answer": result.answer, "clarify": result.clarification, "needs": result.get("need")}.get(result.status)
+    print(f"{result.status.upper()}: {said or result.reason}")
     for line in grounding_lines(result):
         print(f"  {line}")
     if result.get("computation"):
@@ -415,13 +419,16 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def _eval(args) -> int:
-    from optimizers.evaluate import evaluate, evaluate_search
+    from optimizers.evaluate import evaluate, evaluate_grounding_check, evaluate_search
 
     try:
         with _sigterm_as_interrupt():
             if args.retrieval:
                 summary = evaluate_search(args.dataset, args.data, args.index, args.limit, args.query_from,
                                           track=not args.no_track)
+            elif args.grounding:
+                summary = evaluate_grounding_check(args.dataset, args.data, args.index, args.split, args.limit,
+                                                   track=not args.no_track)
             else:
                 summary = evaluate(args.dataset, args.data, args.index, args.program, args.lm, args.compiled,
                                    args.split, args.limit, args.threads, args.max_iterations, args.judge_lm,

@@ -20,17 +20,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from corpus.hops import STOPWORDS, names, parts, words
 from corpus.numbers import number_spans, numbers_in
-from programs.arithmetic import operations
+from programs.arithmetic import names_operation, operations
 from programs.passage_answer import asks_yes_no
 from programs.verify import answer_numbers, same_number
 
 GROUNDED, ON_PAGE, UNSUPPORTED = "grounded", "on_page", "unsupported"
 LEVELS = (UNSUPPORTED, ON_PAGE, GROUNDED)  # weakest first
-MAX_VALUE_WORDS = 12  # a text value longer than this is a passage copied, not a value
+MAX_VALUE_WORDS = 12  # a text value longer than this is a passage copied, not a value ...
+MAX_REASON_WORDS = 40  # ... unless the question asks why, how or what for: a clause answers it
 SYNONYMS = [{"reven", "sales"}, {"incom", "earni", "profi"}, {"capex", "capit", "expen", "purch", "prope", "plant", "equip"},
             {"cogs", "cost"}, {"payab", "payables"}, {"recei", "debto"}, {"inven", "stock"}]
 GENERIC = {"amoun", "total", "value", "answe", "usd", "milli", "billi", "thous", "fisca", "calcu", "respo", "relyi",
@@ -45,19 +46,24 @@ _LARGEST = re.compile(r"\b(?:largest|highest|greatest|most|larger|higher|greater
 _SMALLEST = re.compile(r"\b(?:smallest|lowest|least|smaller|lower|less|fewer|minimum)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
-_ASKS_YEAR = re.compile(r"\b(?:what|which)\s+year\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
+_ASKS_YEAR = re.compile(r"\b(?:what|which)\s+(?:financial\s+|fiscal\s+)?years?\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
 _ASKS_NUMBER = re.compile(r"\bhow (?:much|many)\b|\b(?:amount|percentage|percent|ratio|margin|rate|change|difference|"
                           r"average|total|sum|growth|turnover|dpo|cagr|revenues?|sales|income|earnings|profits?|costs?|"
                           r"expenses?|expenditures?|capex|assets|liabilities|equity|cash|debt|price|eps|dividends?|"
                           r"balance|value|number|count)\b", re.IGNORECASE)
 _ASKS_REASON = re.compile(r"\s*(?:why|what (?:drove|caused|explains|led|does|do|did)|how (?:did|does|do|has|have|often)|"
                           r"explain|describe|summari[sz]e)\b", re.IGNORECASE)  # a question about a number that asks for no number
+_ASKS_QUANTITY = re.compile(r"\bhow (?:much|many)\b|\b(?:amount|percentage|percent|sum|average|difference|change|"
+                            r"growth|ratio|rate|margin|cagr|dpo|turnover)\b", re.IGNORECASE)  # a metric's name alone is not
+_ASKS_ITEMS = re.compile(r"\s*(?:what|which)\s+(?:are|were)\b", re.IGNORECASE)  # "What are the components of the ratio?"
+_ASKS_PURPOSE = re.compile(r"\b(?:purpose|objective|used for|used to|represent|include|nature|reason)\b", re.IGNORECASE)
 _ASKS_NAME = re.compile(r"\b(?:name[ds]?|called|titled|where)\b", re.IGNORECASE)
 _ASKS_PERSON = re.compile(r"^\s*(?:who|whom)\b|\bwith whom\b|\bwho (?:was|is|were|did)\b", re.IGNORECASE)
 _NUMBER_WORDS = re.compile(r"\b(?:once|twice|thrice|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
                            re.IGNORECASE)
 _YES_NO_START = re.compile(r"\s*(?:yes|no)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w'’%$.,-]+")
+_PERIOD = re.compile(r"(?:fy|cy|q[1-4]|h[12])?\d+(?:-?[a-z])?")
 _POSSESSIVE = re.compile(r"['’]s?$")
 _KEPT = {"other", "first", "second", "more", "most", "less", "least", "same", "own"}  # words a row label is made of
 _FUNCTION = STOPWORDS - _KEPT
@@ -73,9 +79,10 @@ class Grounding:
 
 def stems(text: str) -> set[str]:
     """Content words cut to five letters (as `corpus.hops`), "Other" and "Less" kept: they name table rows;
-    a possessive's or plural's apostrophe cut ("days'" is "days", "ACME's" is "acme")."""
+    a possessive's or plural's apostrophe cut ("days'" is "days", "ACME's" is "acme"); a period ("FY2022",
+    "Q3") or a form's number ("10-K") is no word (its year counts as a year)."""
     found = (_POSSESSIVE.sub("", word) for word in words(text))
-    return {word[:5] for word in found if len(word) > 2 and word not in _FUNCTION and not word.isdigit()}
+    return {word[:5] for word in found if len(word) > 2 and word not in _FUNCTION and not _PERIOD.fullmatch(word)}
 
 
 def at_least(level: str, accept: str) -> bool:
@@ -107,8 +114,11 @@ def expected_type(question: str, answer: str) -> str:
         return "the question asks for a year"
     if _ASKS_PERSON.search(question) and not asks_yes_no(question) and not stems(_YEAR.sub("", core).translate(_DIGITS)):
         return "the question asks who, the answer is a number"
-    if asks_number(question) and not _ASKS_YEAR.search(question) and not has_number:
+    if asks_number(question) and _ASKS_QUANTITY.search(question) and not _ASKS_ITEMS.match(question) \
+            and not _ASKS_YEAR.search(question) and not has_number:
         return "the question asks for a number"
+    if _ASKS_REASON.match(question) and re.fullmatch(r"[-$\d.,%\s]+(?:million|billion|thousand)?", core or "x"):
+        return "the question asks why or how, the answer is a number"
     if _ASKS_NAME.search(question) and re.fullmatch(r"[-$\d.,%\s]+", core or "x"):
         return "the question asks for a name, the answer is a number"
     if _COUNT.search(question) and any(n < 0 for n in numbers_in(core)):
@@ -157,16 +167,17 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
             return _ground_text(question, answer, texts, stems(" ".join(bridges)))
     if not values:
         return Grounding(UNSUPPORTED, "the answer states no number")
-    asked, years, unit = question_stems(question) | stems(" ".join(bridges)), set(_YEAR.findall(question)), _count_unit(question)
-    subject = stems(" ".join(names(question)))  # the names it asks about ("IMFT"), not the metric it asks for
-    if _ASKS_YEAR.search(question) and len(values) == 1 and (column := _year_column(question, values[0], pages, corpus, asked)):
+    asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))),
+                   set(_YEAR.findall(question)), _count_unit(question), len(values) == 1, "" if computation else question,
+                   stems(question) & GENERIC)
+    if _ASKS_YEAR.search(question) and asked.single and (column := _year_column(question, values[0], pages, corpus, asked.words)):
         return Grounding(GROUNDED, shown=[column], pages={place: GROUNDED for place in pages})
     result = Grounding(GROUNDED)
     for value in values:
         best, printed, shown = UNSUPPORTED, _format(value), ""
         for place in pages:
-            level, as_printed, where = _ground_number(value, place, texts[place], corpus, asked - _name_stems(place[0]),
-                                                      subject, years, unit, len(values) == 1)
+            on_page = replace(asked, words=asked.words - _name_stems(place[0]))
+            level, as_printed, where = _ground_number(value, place, texts[place], corpus, on_page)
             result.pages[place] = max(result.pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
             if LEVELS.index(level) > LEVELS.index(best) or not shown:
                 best, printed, shown = level, as_printed or printed, where
@@ -175,7 +186,7 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
             result.level = best
             result.reason = (f"{printed} is printed on no cited page" if best == UNSUPPORTED else
                              f"{printed} is printed on the page, but not where the question's "
-                             f"{'metric and period are' if years else 'metric is'} named")
+                             f"{'metric and period are' if asked.years else 'metric is'} named")
     return result
 
 
@@ -191,37 +202,52 @@ def stated_numbers(answer: str, question: str) -> list[float]:
     return list(dict.fromkeys(found))
 
 
-def _ground_number(value: float, place: tuple[str, int], text: str, corpus, asked: set[str], subject: set[str],
-                   years: set[str], unit: str, single: bool) -> tuple[str, str, str]:
+@dataclass(frozen=True)
+class _Asked:
+    """What the question asks, as a number's grounding reads it."""
+    words: set[str]  # its stems (and its bridges'), the cited document's own name aside
+    subject: set[str]  # the names it asks about ("IMFT"), not the metric it asks for
+    years: set[str]
+    unit: str  # a count's ("days"), or ""
+    single: bool  # the answer states one value (not a calculation's several operands)
+    operation: str  # the question, when the answer computed nothing: an average's value must be named an average
+    generic: set[str]  # the boilerplate words it says ("total"): a row label naming them is not the worse for it
+
+
+def _ground_number(value: float, place: tuple[str, int], text: str, corpus, asked: _Asked) -> tuple[str, str, str]:
     """(level, the value as the page prints it, where) of one value on one page: a cell whose row label
-    names the question's words and whose column fits its years (and, for an answer's `single` value, the
-    page's best cell for the question: one of several operands answers a part of it, as the total of a
-    share does), else a sentence naming the question's metric (its words but the names in `subject`), a
-    date's day not taken for it; a count only where it is printed with its unit."""
-    page = f"p.{place[1]}"
+    names the question's words and whose column fits its years (and, for a single value, the page's best
+    cell for the question: one of several operands answers a part of it, as the total of a share does),
+    else a sentence naming the question's metric (its words but its subject's names), a date's day not
+    taken for it; a value answering the question's operation (an average, a change) when the answer
+    computed nothing only where its row or sentence names that operation too; a count only where it is
+    printed with its unit."""
+    page, words, years, single = f"p.{place[1]}", asked.words, asked.years, asked.single
     if not any(same_number(abs(value), abs(n)) for n in numbers_in(text)):
         return UNSUPPORTED, "", ""
-    if unit:
+    if asked.unit:
         for start, end, number in number_spans(text):
-            if same_number(abs(value), abs(number)) and unit in stems(" ".join(text[end:].split()[:2])):
-                return GROUNDED, _format(abs(value)), f"{unit} · {page}"
-        return ON_PAGE, "", f"{page}, not as a number of {unit}"
+            if same_number(abs(value), abs(number)) and asked.unit in stems(" ".join(text[end:].split()[:2])):
+                return GROUNDED, _format(abs(value)), f"{asked.unit} · {page}"
+        return ON_PAGE, "", f"{page}, not as a number of {asked.unit}"
     year = value.is_integer() and 1900 <= value <= 2100  # a table prints a year as its column's header, not in a cell;
     # and 2022 is not 2023 rounded
     cells = [] if year else [(row["label"], header, printed, number) for row in corpus.page_cells(*place)
                              for header, printed, number in row["cells"]]
-    distinct = _distinct_headers([header for _, header, _, _ in cells]) & asked  # "International", when the question names it
-    scores = [_cell_score(label, header, asked, years) for label, header, _, _ in cells]
+    distinct = _distinct_headers([header for _, header, _, _ in cells]) & words  # "International", when the question names it
+    scores = [_cell_score(label, header, words, years, asked.generic) for label, header, _, _ in cells]
     top = max(scores, default=None)
     same = [(cell, score) for cell, score in zip(cells, scores) if cell[3] is not None and same_number(abs(value), abs(cell[3]))]
     for (label, header, printed, _), score in same:
-        if (score == top or not single) and stems(label) & asked and _years_fit(header, years) and (not distinct or stems(header) & distinct):
+        if (score == top or not single) and stems(label) & words and names_operation(asked.operation, f"{label} {header}") \
+                and _years_fit(header, years) and (not distinct or stems(header) & distinct):
             return GROUNDED, printed, " · ".join(filter(None, (label, header, page)))
     if same:  # a cell, but not the question's: the text of its table row is no sentence to ground it
         return ON_PAGE, same[0][0][2], page
-    metric = asked - subject or asked  # a sentence names "liabilities", not only the "IMFT" every line is about
+    metric = words - asked.subject or words  # a sentence names "liabilities", not only the "IMFT" every line is about
     for sentence in _SENTENCE.split(text):
-        if stems(sentence) & metric and not (year and len(set(_YEAR.findall(sentence))) > 1):  # a header's years
+        if stems(sentence) & metric and names_operation(asked.operation, sentence) \
+                and not (year and single and len(set(_YEAR.findall(sentence))) > 1):  # a header's years
             for start, end, number in number_spans(sentence):
                 if (number == value if year else same_number(abs(value), abs(number))) and not _DATE_DAY.search(sentence[:start]):
                     return GROUNDED, sentence[start:end], f"{' '.join(sentence.split())[:60]} · {page}"
@@ -243,12 +269,13 @@ def _year_column(question: str, value: float, pages: Sequence[tuple[str, int]], 
     return ""
 
 
-def _cell_score(label: str, header: str, asked: set[str], years: set[str]) -> tuple[int, int]:
+def _cell_score(label: str, header: str, asked: set[str], years: set[str], generic: set[str]) -> tuple[int, int]:
     """(question words and years the cell's label and column name, less years it names that the question
-    does not; minus the label's other words): the page's best cell for the question has the largest."""
+    does not; minus the label's other words but the `generic` ones the question says: "Total" is the
+    question's when it asks for a total): the page's best cell for the question has the largest."""
     cell_years = set(_YEAR.findall(header))
     named = len(stems(f"{label} {header}") & asked) + len(cell_years & years) - (len(cell_years - years) if years else 0)
-    return named, -len(stems(label) - asked)
+    return named, -len(stems(label) - asked - generic)
 
 
 def _distinct_headers(headers: list[str]) -> set[str]:
@@ -273,7 +300,8 @@ def _count_unit(question: str) -> str:
 def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], bridged: set[str]) -> Grounding:
     """A text value: the words the answer adds to the question, printed together on a cited page, in the
     sentence of that page that names most of what the question, or a bridge to it, names (with the page's
-    title: "Maximum Overdrive" names the film a bridge reached)."""
+    title: "Maximum Overdrive" names the film a bridge reached); not a fuller name of what the question
+    names ("Audrey Mae Sheppard Williams" for "Who was Audrey Williams pregnant with?")."""
     asked = stems(question)
     tokens = _TOKEN.findall(_YES_NO_START.sub("", answer))
     new = [i for i, token in enumerate(tokens) if stems(token) - asked]
@@ -281,8 +309,11 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     if not new:
         return Grounding(UNSUPPORTED, "the answer adds nothing to the question")
     core = tokens[new[0]:new[-1] + 1]
-    if len(core) > MAX_VALUE_WORDS:
+    if len(core) > (MAX_REASON_WORDS if _ASKS_REASON.match(question) or _ASKS_PURPOSE.search(question) else MAX_VALUE_WORDS):
         return Grounding(ON_PAGE, f"the answer is a passage of {len(core)} words, not the value the question asks for")
+    said = [stems(name) for name in names(answer)] or [stems(" ".join(core))]
+    if any(named and named < name for name in said for named in map(stems, names(question))):
+        return Grounding(ON_PAGE, f"{' '.join(core)!r} names what the question names, not what it asks")
     phrase = re.compile(r"(?<!\w)" + r"\W+".join(re.escape(t.strip(".,")) for t in core if t.strip(".,")) + r"(?!\w)",
                         re.IGNORECASE)
     result = Grounding(UNSUPPORTED, f"{' '.join(core)!r} is printed on no cited page")

@@ -93,3 +93,18 @@ def test_the_first_rung_computes_in_code_on_the_embedded_model(tmp_path):
         assert result.answer == format_result(compute(result.computation).value) and result.citations_verified
     elif not read["succeeded"]:
         assert result.failed_searches[0]["reason"] == read["reason"] and read["reason"]
+
+
+def test_the_embedded_model_states_no_wrong_value_of_the_demos_lookup_as_fact(sample_index):
+    """The demo's lookup (the page's segment table prints every segment's revenue for both years): whatever
+    the 0.5B model reads, an answer the program states is grounded and is the Consumer row's 2022 value;
+    any other value comes back as an unconfirmed candidate, never as a grounded answer."""
+    corpus = Corpus(sample_index)
+    with dspy.context(lm=make_lm("local"), adapter=dspy.JSONAdapter()):
+        result = IterativeRetriever(corpus, max_iterations=2)(question="What was Consumer segment revenue in 2022?",
+                                                               doc_id="northwind-annual-report-2023")
+    check_structure(result, corpus)
+    if result.status == "answer":
+        assert result.grounding == "grounded" and "380.1" in result.answer
+    else:
+        assert result.answer == "" and not (result.candidate and result.grounding == "grounded")

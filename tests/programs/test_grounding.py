@@ -6,9 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus.tools import Corpus
+from programs.cli import main
 from programs.display import citation_mark, grounding_lines
 from programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, ground, settle
 from programs.verify import same_number
+from tests.fakes import scripted_lm
 
 REPORT, CONTRACT = "northwind-annual-report-2023", "contract-acme-keystone-2023"
 SEGMENTS = [(REPORT, 13)]  # the segment table: Consumer 412.6 (2023) / 380.1 (2022), Total 1,822.9 / 1,549.2
@@ -68,7 +70,9 @@ def test_a_calculation_of_another_operation_than_the_question_names_is_unsupport
     ("Does the Consumer segment have positive operating income in 2023?", "38.2", "yes or no"),
     ("In which year was Consumer revenue the largest?", "412.6", "a year"),
     ("Who is the chief executive of Northwind?", "2023", "who"),
-    ("What was Consumer segment revenue in 2022?", "Consumer revenue grew", "a number"),
+    ("What was Consumer segment revenue in 2022?", "Consumer revenue grew", "no number"),
+    ("How much was Consumer segment revenue in 2022?", "Consumer revenue grew", "asks for a number"),
+    ("Why did Consumer segment revenue grow in 2023?", "412.6", "asks why or how"),
 ])
 def test_an_answer_of_another_type_than_the_question_asks_is_unsupported(corpus, question, answer, why):
     grounding = ground(question, answer, None, SEGMENTS, corpus)
@@ -130,3 +134,47 @@ def test_a_year_answers_which_year_only_where_the_questions_row_is_largest(corpu
     assert grounding.level == GROUNDED and grounding.shown == ["2023 · Consumer · p.13"]
     assert ground(question, "2022", None, SEGMENTS, corpus).level != GROUNDED
     assert ground(question.replace("largest", "smallest"), "2022", None, SEGMENTS, corpus).level == GROUNDED
+
+
+def test_ask_prints_an_unconfirmed_answer_as_such_and_a_grounded_one_with_what_grounded_it(small_corpus, monkeypatch,
+                                                                                          capsys):
+    """A read that cites the Total row for Consumer revenue: `ask` prints FAIL with why, the candidate marked
+    unconfirmed with where it is printed; the Consumer row's value prints grounded, with its cell, and its
+    citation grounded."""
+    index = str(small_corpus.store.dir)
+    for said, first_lines in [
+        ("3,650", ["FAIL: unconfirmed (on_page): 3,650 is printed on the page, but not where the question's metric "
+                   "and period are named; nothing found", "  unconfirmed candidate (on the page only): 3,650",
+                   "    3,650 · p.1"]),
+        ("1,250", ["ANSWER: 1,250", "  grounded: 1,250 · Consumer · 2023 · p.1", "  [report.md p.1] Segment Results (grounded)"]),
+    ]:
+        read = {"calculation": {"expression": ""}, "answer": said, "sources": [1], "missing": ""}
+        lm, _ = scripted_lm({"read": read, "extract": {"findings": [], "sections_searched": [], "failure_reason": "none"}})
+        monkeypatch.setattr("programs.lm.make_lm", lambda spec=None, lm=lm: lm)
+        assert main(["ask", "What was Consumer revenue in 2023?", "--index", index, "--doc", "report",
+                     "--max-iterations", "2"]) == 0
+        out = capsys.readouterr().out.splitlines()
+        assert out[:3] == first_lines
+
+
+class _Passage:
+    """A corpus of one passage page, as `ground` reads a text answer."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def page_text(self, doc_id: str, page: int) -> str:
+        return self.text
+
+    def page_cells(self, doc_id: str, page: int) -> list[dict]:
+        return []
+
+
+def test_a_name_grounds_in_the_sentence_that_names_the_question_not_as_a_fuller_name_of_its_subject():
+    passage = _Passage("Audrey Williams\nAudrey Mae Sheppard Williams was an American singer. She was pregnant with "
+                       "her son Randall Hank Williams during the recording of Dear Brother. Her first husband was Erskine Guy.")
+    question, page = 'Who was Audrey Williams pregnant with during the recording of "Dear Brother"?', [("Audrey Williams", 1)]
+    assert ground(question, "Randall Hank Williams", None, page, passage).level == GROUNDED  # a name of the family too
+    assert ground(question, "Audrey Mae Sheppard Williams", None, page, passage).level == ON_PAGE  # the subject, restated
+    assert ground(question, "Erskine Guy", None, page, passage).level == ON_PAGE  # printed, in another sentence
+    assert ground(question, "Dear Brother", None, page, passage).level == UNSUPPORTED  # adds nothing to the question

@@ -1,0 +1,46 @@
+"""`ferret eval --grounding`: grounding measured without an LM, on gold answers and wrong values of their pages."""
+from __future__ import annotations
+
+import json
+import random
+
+import mlflow
+import pytest
+
+from optimizers.grounding_check import distractor, gold_text
+from optimizers.tracking import tracking_uri
+from programs.cli import main
+
+QUESTIONS = [
+    {"id": "g1", "question": "What was Consumer revenue in 2023?", "answer": "1,250",
+     "evidence": [{"doc_id": "report", "page": 1}]},
+    {"id": "g2", "question": "What was Enterprise revenue in 2022?", "answer": "3,150",  # the Total row's value
+     "evidence": [{"doc_id": "report", "page": 1}]},
+    {"id": "g3", "question": "Is revenue recognised when control passes to the customer?", "answer": "Yes",
+     "evidence": [{"doc_id": "report", "page": 1}]},
+]
+
+
+def test_eval_grounding_rates_gold_answers_and_wrong_values_of_their_pages(small_corpus, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FERRET_RUNS", str(tmp_path / "runs"))
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
+    assert main(["eval", "--grounding", "--dataset", "jsonl", "--data", str(qa), "--index", str(small_corpus.store.dir),
+                 "--split", "all", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    # g1 and g3 ground; g2's "gold" is another row's value: printed on the page, not grounded
+    assert summary["n"] == 3 and summary["gold_grounded_rate"] == pytest.approx(2 / 3, abs=1e-3)
+    assert summary["gold_on_page_rate"] == pytest.approx(1 / 3, abs=1e-3)
+    # a yes/no question has no distractor; the numeric ones get another number of the page, which never grounds
+    assert summary["distractor_n"] == 2 and summary["distractor_grounded_rate"] == 0.0
+    run = mlflow.MlflowClient(tracking_uri()).get_run(summary["mlflow_run_id"])
+    assert run.data.params["program"] == "grounding" and run.data.metrics["gold_grounded_rate"] == summary["gold_grounded_rate"]
+
+
+def test_a_distractor_is_a_value_of_the_golds_kind_that_is_not_the_gold():
+    text = "Revenue 1,250 in 2023 and 1,100 in 2022; note 3. Acme Tire Co. sold it to Volta Motors."
+    numbers = {distractor("What was revenue?", "1,250", text, random.Random(seed)) for seed in range(20)}
+    assert numbers <= {"2023", "1,100", "2022"} and "1,100" in numbers  # never the gold, never a small list number
+    assert distractor("Who sold it?", "Acme Tire Co.", text, random.Random(0)) in {"Revenue", "Volta Motors"}
+    assert distractor("What was revenue?", "1,250", "Revenue 1,250", random.Random(0)) == ""
+    assert gold_text(["2019", "2018"]) == "2019 and 2018"
