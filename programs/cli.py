@@ -365,8 +365,10 @@ def _chat(args) -> int:
 
 
 def _print_result(result) -> None:
-    said = {"answer": result.answer, "clarify": result.clarification, "needs": result.get("need")}.get(result.status)
+    said = {"answer": result.answer, "clarify": result.clarification}.get(result.status)
     print(f"{result.status.upper()}: {said or result.reason}")
+    if result.status == "needs" and result.get("need"):
+        print(f"  still needs: {result.need}")
     for line in grounding_lines(result):
         print(f"  {line}")
     if result.get("computation"):

@@ -44,6 +44,8 @@ _YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
 _DATE_DAY = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+$", re.IGNORECASE)
 _LARGEST = re.compile(r"\b(?:largest|highest|greatest|most|larger|higher|greater|more|maximum)\b", re.IGNORECASE)
 _SMALLEST = re.compile(r"\b(?:smallest|lowest|least|smaller|lower|less|fewer|minimum)\b", re.IGNORECASE)
+_DAY_MONTH = re.compile(r"\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.IGNORECASE)  # "3 November"
+_UNITS = {"milli", "billi", "thous", "perce", "usd", "dolla", "respe", "eur", "euros"}  # with "and": a list of amounts
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
 _ASKS_YEAR = re.compile(r"\b(?:what|which)\s+(?:financial\s+|fiscal\s+)?years?\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
@@ -96,6 +98,13 @@ def question_stems(question: str) -> set[str]:
         if asked & group:
             asked |= group
     return asked
+
+
+def numbers_only(answer: str) -> bool:
+    """The answer is one number or a list of them ("1,098 and 1,055 respectively", "$2.1 million"): no other word."""
+    spans = number_spans(answer)
+    rest = "".join(answer[end:start] for (_, end, _), (start, _, _) in zip([(0, 0, 0), *spans], [*spans, (len(answer), 0, 0)]))
+    return bool(spans) and not stems(rest) - _UNITS
 
 
 def asks_number(question: str) -> bool:
@@ -152,9 +161,10 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
            corpus, computation: str = "", bridges: Sequence[str] = ()) -> Grounding:
     """The grounding of `answer` on the cited `pages` (doc_id, page) of `corpus` (its `page_text` and
     `page_cells`). `values`: the numbers to ground, when the caller knows them (the operands of
-    `computation`); else those the answer states (`stated_numbers`), and its words when it states none
-    and the question asks for no number or year. `bridges`: the names through which a multi-hop search
-    reached its pages (`corpus.hops`); a context naming one is about the question as if it named the question's words."""
+    `computation`); else those the answer states (`stated_numbers`) when the question asks for a number
+    or a year or the answer is one; else its words. `bridges`: the names through which a multi-hop
+    search reached its pages (`corpus.hops`); a context naming one is about the question as if it named
+    the question's words."""
     if wrong_type := expected_type(question, answer) or computed_type(question, computation):
         return Grounding(UNSUPPORTED, wrong_type)
     pages = list(dict.fromkeys(pages))
@@ -162,9 +172,9 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
     if asks_yes_no(question):
         return _ground_claim(question, texts, corpus)
     if values is None:
-        values = stated_numbers(answer, question)
-        if not values and not (asks_number(question) or _ASKS_YEAR.search(question)):
+        if not (asks_number(question) or _ASKS_YEAR.search(question) or numbers_only(answer)):
             return _ground_text(question, answer, texts, stems(" ".join(bridges)))
+        values = stated_numbers(answer, question)
     if not values:
         return Grounding(UNSUPPORTED, "the answer states no number")
     asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))),
@@ -249,7 +259,8 @@ def _ground_number(value: float, place: tuple[str, int], text: str, corpus, aske
         if stems(sentence) & metric and names_operation(asked.operation, sentence) \
                 and not (year and single and len(set(_YEAR.findall(sentence))) > 1):  # a header's years
             for start, end, number in number_spans(sentence):
-                if (number == value if year else same_number(abs(value), abs(number))) and not _DATE_DAY.search(sentence[:start]):
+                if (number == value if year else same_number(abs(value), abs(number))) \
+                        and not (_DATE_DAY.search(sentence[:start]) or _DAY_MONTH.match(sentence[end:])):
                     return GROUNDED, sentence[start:end], f"{' '.join(sentence.split())[:60]} · {page}"
     return ON_PAGE, "", page
 

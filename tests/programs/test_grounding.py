@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from corpus.tools import Corpus
 from programs.cli import main
 from programs.display import citation_mark, grounding_lines
-from programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, ground, settle
+from programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, ground, numbers_only, settle
 from programs.verify import same_number
 from tests.fakes import scripted_lm
 
@@ -178,3 +178,18 @@ def test_a_name_grounds_in_the_sentence_that_names_the_question_not_as_a_fuller_
     assert ground(question, "Audrey Mae Sheppard Williams", None, page, passage).level == ON_PAGE  # the subject, restated
     assert ground(question, "Erskine Guy", None, page, passage).level == ON_PAGE  # printed, in another sentence
     assert ground(question, "Dear Brother", None, page, passage).level == UNSUPPORTED  # adds nothing to the question
+
+
+def test_an_operand_stated_as_the_answer_to_an_average_does_not_ground_but_the_calculation_does(corpus):
+    question = "What was the average Consumer segment revenue in 2022 and 2023?"
+    assert ground(question, "412.6", None, SEGMENTS, corpus).level == ON_PAGE  # a value of the row, not its average
+    computation = "(412.6 + 380.1) / 2"
+    assert ground(question, "396.35", [412.6, 380.1], SEGMENTS, corpus, computation).level == GROUNDED
+
+
+def test_a_text_answer_is_grounded_by_its_words_not_by_a_date_or_a_number_it_happens_to_print():
+    passage = _Passage("Steven John Wilson (born 3 November 1967) is an English musician. He wrote 23 songs.")
+    question = 'What genre is the author of the story behind "Act of War" associated with?'
+    assert ground(question, "Steven John Wilson (born 3 November 1967)", None, [("Steven Wilson", 1)], passage).level != GROUNDED
+    assert numbers_only("1,098 and 1,055 respectively") and numbers_only("$2.1 million")
+    assert not numbers_only("Toad Hall 23") and not numbers_only("The answer is 12.1")
