@@ -138,12 +138,7 @@ def plot_runs(summaries: list[dict], path: str | Path) -> Path:
     bars.tick_params(axis="y", labelsize=8)
     bars.set(xlabel="questions", title="per-question outcome")
     bars.legend(fontsize=8, ncol=len(STATUS_COUNTS), loc="upper center", bbox_to_anchor=(0.5, -0.15))
-    figure.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return _saved(figure, path)
 
 
 LEVEL_ORDER = {"grounded": 3, "on_page": 2, "unsupported": 1}
@@ -180,6 +175,13 @@ def plot_risk_coverage(rows: list[dict], path: str | Path, title: str) -> Path:
     axis.set(xlabel="coverage (share of questions answered, surest first)", ylabel="accuracy among them",
              ylim=(-0.05, 1.05), xlim=(0, 1.02), title=title)
     axis.legend(fontsize=8)
+    return _saved(figure, path)
+
+
+def _saved(figure, path: str | Path) -> Path:
+    """`figure` laid out, written to `path` (its folder made) as a PNG, and closed."""
+    import matplotlib.pyplot as plt
+
     figure.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
