@@ -103,7 +103,7 @@ def test_the_embedded_model_states_no_wrong_value_of_the_demos_lookup_as_fact(sa
     with dspy.context(lm=make_lm("local"), adapter=dspy.JSONAdapter()):
         result = IterativeRetriever(corpus, max_iterations=2)(question="What was Consumer segment revenue in 2022?",
                                                                doc_id="northwind-annual-report-2023")
-    check_structure(result, corpus)
+    assert result.lm_calls >= 1 and result.status in ("answer", "needs", "clarify", "fail")
     if result.status == "answer":
         assert result.grounding == "grounded" and "380.1" in result.answer
     else:
