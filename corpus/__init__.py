@@ -8,7 +8,7 @@ and sentence-transformers. (`ingest` is the function in the module `corpus.inges
 
 def __getattr__(name):
     if name == "Corpus":
-        from corpus.tools import Corpus
+        from ferret.corpus.tools import Corpus
 
         return Corpus
     raise AttributeError(name)

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
-from corpus.dense import get_embedder
-from corpus.ingest import ingest, remove
-from corpus.ranking import top_rows
-from corpus.shards import one_commit
-from corpus.store import Store
-from corpus.tools import Corpus
+from ferret.corpus.dense import get_embedder
+from ferret.corpus.ingest import ingest, remove
+from ferret.corpus.ranking import top_rows
+from ferret.corpus.shards import one_commit
+from ferret.corpus.store import Store
+from ferret.corpus.tools import Corpus
 
 
 def peak_rss_mb() -> dict[str, float]:

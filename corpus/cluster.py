@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from corpus.dense import get_embedder
-from corpus.pdf import IngestError, read_pages
+from ferret.corpus.dense import get_embedder
+from ferret.corpus.pdf import IngestError, read_pages
 
 LOCAL = "local"  # Ray's own address for "start a new local instance", even where a cluster runs
 

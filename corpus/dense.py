@@ -11,7 +11,7 @@ from typing import Protocol
 
 import numpy as np
 
-from corpus.ranking import top_rows
+from ferret.corpus.ranking import top_rows
 
 DEFAULT_EMBEDDER = "minilm"
 # Exact search is a product with every vector: 17 ms p95 at 115k MiniLM vectors on this machine's

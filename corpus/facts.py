@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from corpus.numbers import parse_value
-from corpus.records import Fact
+from ferret.corpus.numbers import parse_value
+from ferret.corpus.records import Fact
 
 _GAP = re.compile(r"[ \xa0]{2,}")
 _FACT = re.compile(r"(?P<label>[A-Z][^:]{0,59}?)\s*:(?:\s+(?P<value>\S.*))?")

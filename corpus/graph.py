@@ -11,8 +11,8 @@ from __future__ import annotations
 import difflib
 import re
 
-from corpus.records import ParsedDocument, Section
-from corpus.store import Store
+from ferret.corpus.records import ParsedDocument, Section
+from ferret.corpus.store import Store
 
 _NOTE_REF = re.compile(r"\bNotes?\s+(\d{1,2}[A-Z]?)\b")
 _ITEM_REF = re.compile(r"\bItem\s+(\d{1,2}[A-C]?)\b")

@@ -33,7 +33,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from corpus.tools import snippet
+from ferret.corpus.tools import snippet
 
 BRIDGE_SOURCES = 3  # first-hop documents whose passages name the bridges
 MAX_BRIDGES = 6

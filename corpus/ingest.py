@@ -23,16 +23,16 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from corpus.cluster import RayIngest, ray_workers
-from corpus.dense import DEFAULT_EMBEDDER, Embedder, embedder_name, get_embedder
-from corpus.graph import find_cross_references
-from corpus.passages import JSON_SUFFIXES, TEXT_SUFFIXES, content_hash, load_passages, load_text_file
-from corpus.pdf import IngestError, open_pdf, outline_entries, read_pages
-from corpus.records import ParsedDocument, Section
-from corpus.sections import build_sections
-from corpus.segments import segment_document
-from corpus.shards import committing, one_commit
-from corpus.store import Store, one_writer_at_a_time
+from ferret.corpus.cluster import RayIngest, ray_workers
+from ferret.corpus.dense import DEFAULT_EMBEDDER, Embedder, embedder_name, get_embedder
+from ferret.corpus.graph import find_cross_references
+from ferret.corpus.passages import JSON_SUFFIXES, TEXT_SUFFIXES, content_hash, load_passages, load_text_file
+from ferret.corpus.pdf import IngestError, open_pdf, outline_entries, read_pages
+from ferret.corpus.records import ParsedDocument, Section
+from ferret.corpus.sections import build_sections
+from ferret.corpus.segments import segment_document
+from ferret.corpus.shards import committing, one_commit
+from ferret.corpus.store import Store, one_writer_at_a_time
 
 SUPPORTED_SUFFIXES = {".pdf"} | TEXT_SUFFIXES | JSON_SUFFIXES
 BUCKET_METADATA = "metadata.jsonl"  # a folder holding this file is a bucket (see ingest_bucket_folder)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 
-from corpus.records import Value
+from ferret.corpus.records import Value
 
 _CURRENCIES = {"US$": "USD", "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY",
                "USD": "USD", "EUR": "EUR", "GBP": "GBP", "JPY": "JPY"}

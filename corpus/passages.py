@@ -12,8 +12,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from corpus.pdf import COLUMN_GAP, IngestError, compact_layout
-from corpus.records import ParsedDocument
+from ferret.corpus.pdf import COLUMN_GAP, IngestError, compact_layout
+from ferret.corpus.records import ParsedDocument
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
 JSON_SUFFIXES = {".json", ".jsonl", ".ndjson"}

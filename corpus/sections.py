@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from corpus.records import Section
+from ferret.corpus.records import Section
 
 # Heading ranks before normalisation: Part > Item > Note > sub-heading.
 RANK_PART, RANK_ITEM, RANK_NOTE, RANK_SUB = 1, 2, 3, 4

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from corpus.facts import find_facts
-from corpus.records import Annotation, ParsedDocument, Section, Segment, Table
-from corpus.tables import find_tables
+from ferret.corpus.facts import find_facts
+from ferret.corpus.records import Annotation, ParsedDocument, Section, Segment, Table
+from ferret.corpus.tables import find_tables
 
 MAX_CHARS = 1200
 MAX_TABLE_CHARS = 2400

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-from corpus.dense import VectorIndex, embedder_name
-from corpus.filters import infer_type
-from corpus.lexical import BM25, TermCounts
-from corpus.passages import content_hash
-from corpus.ranking import top_rows
-from corpus.store import Store, one_writer_at_a_time
+from ferret.corpus.dense import VectorIndex, embedder_name
+from ferret.corpus.filters import infer_type
+from ferret.corpus.lexical import BM25, TermCounts
+from ferret.corpus.passages import content_hash
+from ferret.corpus.ranking import top_rows
+from ferret.corpus.store import Store, one_writer_at_a_time
 
 KINDS = ("segments", "labels")
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from corpus.records import ParsedDocument
+from ferret.corpus.records import ParsedDocument
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from corpus.numbers import detect_scale, parse_value
-from corpus.records import Table, TableRow, Value
+from ferret.corpus.numbers import detect_scale, parse_value
+from ferret.corpus.records import Table, TableRow, Value
 
 _GAP = re.compile(r"[ \xa0]{2,}")
 _SPACED_PERCENT = re.compile(r"(?<=[\d)]) %")

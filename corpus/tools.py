@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from corpus.dense import get_embedder
-from corpus.filters import Column, FilterError, Filters, to_sql
-from corpus.graph import neighbors as graph_neighbors
-from corpus.inputs import MAX_CONTEXT_CHARS, MAX_TOP_K, check_count, check_query
-from corpus.ranking import top_rows
-from corpus.shards import ShardedIndex, compact
-from corpus.store import Store
+from ferret.corpus.dense import get_embedder
+from ferret.corpus.filters import Column, FilterError, Filters, to_sql
+from ferret.corpus.graph import neighbors as graph_neighbors
+from ferret.corpus.inputs import MAX_CONTEXT_CHARS, MAX_TOP_K, check_count, check_query
+from ferret.corpus.ranking import top_rows
+from ferret.corpus.shards import ShardedIndex, compact
+from ferret.corpus.store import Store
 
 RRF_K = 60
 FUSION_DEPTH = 100

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from data._pdf import Document
+from ferret.data._pdf import Document
 
 REPORT_ID = "northwind-annual-report-2023"
 COMPANY = "Northwind Energy Systems, Inc."

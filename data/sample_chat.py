@@ -27,7 +27,7 @@ def conversations(questions: list[dict], invoices: list) -> list[dict]:
     redline = {inv.number: inv for inv in invoices if inv.vendor.prefix == "RTW"}
 
     def invoice_total(number: str) -> dict:
-        from data.sample_corpus import money
+        from ferret.data.sample_corpus import money
 
         inv = redline[number]
         return {"answer": money(inv.total_cents), "evidence": [{"doc_id": inv.doc_id, "page": 1}],

@@ -3,7 +3,7 @@ text PDFs, with per-bucket metadata and a labeled QA set that exercises every ki
 iterative loop handles (lookups, computations, lists and aggregations over table rows, clause
 lookups under filters, cross-reference hops, absent, ambiguous and overflowing questions).
 
-    python -m data.sample_corpus [--out DIR]        # default: data/sample/ beside this module
+    python -m ferret.data.sample_corpus [--out DIR]        # default: data/sample/ beside this module
 
 Deterministic: the same bytes on every run (fixed seed, creation date and producer). The gold
 answers are computed from the same specs the PDFs are drawn from, and `tests/data` checks them
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from data._pdf import LINE, Document
-from data.annual_report import REPORT_ID, render_report, report_questions
-from data.sample_chat import conversations
+from ferret.data._pdf import LINE, Document
+from ferret.data.annual_report import REPORT_ID, render_report, report_questions
+from ferret.data.sample_chat import conversations
 
 SEED = 20240115
 DEFAULT_OUT = Path(__file__).resolve().parent / "sample"

@@ -46,16 +46,16 @@ from pathlib import Path
 import dspy
 from dspy.utils.callback import BaseCallback
 
-from corpus.cluster import ray_workers
-from corpus.tools import Corpus
-from optimizers.datasets import load_dataset, prepare_index, split
-from optimizers.demos import keep_uncompiled_demos, useful_steps
-from optimizers.distributed import on_ray
-from optimizers.evaluate import CONVERSATIONS, check_ray_options, default_index, evaluate
-from optimizers.metrics import answer_correct, feedback_metric
-from optimizers.tracking import git_commit, runs_dir, use_experiment
-from programs import make_program
-from programs.lm import answering, make_lm
+from ferret.corpus.cluster import ray_workers
+from ferret.corpus.tools import Corpus
+from ferret.optimizers.datasets import load_dataset, prepare_index, split
+from ferret.optimizers.demos import keep_uncompiled_demos, useful_steps
+from ferret.optimizers.distributed import on_ray
+from ferret.optimizers.evaluate import CONVERSATIONS, check_ray_options, default_index, evaluate
+from ferret.optimizers.metrics import answer_correct, feedback_metric
+from ferret.optimizers.tracking import git_commit, runs_dir, use_experiment
+from ferret.programs import make_program
+from ferret.programs.lm import answering, make_lm
 
 # Demos are bootstrapped steps only (max_labeled_demos 0): a labeled question lacks what each step reads
 # (passages, findings) and carries the dataset's answer format ("['Greece and Turkey']"), so DSPy would

@@ -26,8 +26,8 @@ from typing import Any, Literal
 import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from corpus.ingest import BUCKET_METADATA, ingest, ingest_bucket_folder, is_bucket_folder
-from programs.paths import cache_dir
+from ferret.corpus.ingest import BUCKET_METADATA, ingest, ingest_bucket_folder, is_bucket_folder
+from ferret.programs.paths import cache_dir
 
 Loaded = tuple[list[dspy.Example], list[Path]]
 SPLITS = ("train", "dev", "test")

@@ -15,13 +15,13 @@ from collections.abc import Callable
 
 import dspy
 
-from corpus.numbers import numbers_in
-from programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
+from ferret.corpus.numbers import numbers_in
+from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                  may_ask_calculation)
-from programs.passage_answer import CONSTANTS
-from programs.structured import grounded
-from programs.verify import same_number, value_on_page
-from signatures.types import Calculation, Finding, RouteDecision
+from ferret.programs.passage_answer import CONSTANTS
+from ferret.programs.structured import grounded
+from ferret.programs.verify import same_number, value_on_page
+from ferret.signatures.types import Calculation, Finding, RouteDecision
 
 
 def useful_step(predictor: dspy.Predict, inputs: dict, outputs: dspy.Prediction) -> bool:

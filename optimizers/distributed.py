@@ -19,9 +19,9 @@ import dspy
 from dspy.lm15 import Request, Response, response_to_events
 from tqdm import tqdm
 
-from corpus.cluster import actor_cpus, ray_workers
-from optimizers.evaluate import Setup, answer_row
-from programs.lm import LlamaCppEngine, shared_engine
+from ferret.corpus.cluster import actor_cpus, ray_workers
+from ferret.optimizers.evaluate import Setup, answer_row
+from ferret.programs.lm import LlamaCppEngine, shared_engine
 
 
 class QuestionWorker:

@@ -23,17 +23,17 @@ from pathlib import Path
 import dspy
 from tqdm import tqdm
 
-from corpus.tools import Corpus
-from optimizers.datasets import load_dataset, prepare_index, split
-from optimizers.metrics import CHAT_METRICS, METRICS, make_judge_metric
-from optimizers.grounding_check import evaluate_grounding
-from optimizers.retrieval import evaluate_recall
-from optimizers.tracking import (STATUS_COUNTS, git_commit, metric_name, plot_risk_coverage, plot_runs, recent_runs, run_summaries,
+from ferret.corpus.tools import Corpus
+from ferret.optimizers.datasets import load_dataset, prepare_index, split
+from ferret.optimizers.metrics import CHAT_METRICS, METRICS, make_judge_metric
+from ferret.optimizers.grounding_check import evaluate_grounding
+from ferret.optimizers.retrieval import evaluate_recall
+from ferret.optimizers.tracking import (STATUS_COUNTS, git_commit, metric_name, plot_risk_coverage, plot_runs, recent_runs, run_summaries,
                                  runs_dir, use_experiment)
-from programs import load_compiled, make_program
-from programs.conversation import ChatState, Conversation
-from programs.lm import answering, anywhere, make_lm
-from programs.result import as_json, error_text
+from ferret.programs import load_compiled, make_program
+from ferret.programs.conversation import ChatState, Conversation
+from ferret.programs.lm import answering, anywhere, make_lm
+from ferret.programs.result import as_json, error_text
 
 RUN_KEYS = ("dataset", "program", "lm", "split")
 CONVERSATIONS = ("sample-chat",)  # datasets of conversations: asked turn by turn through `Conversation`
@@ -113,7 +113,7 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
               "ray": ray or "", "workers": workers or "", "git_commit": git_commit(),
               **{name: getattr(module, name) for name in SETTINGS if hasattr(module, name)}}
     if judge_lm:
-        from signatures.judge import JUDGE_PROMPT_VERSION
+        from ferret.signatures.judge import JUDGE_PROMPT_VERSION
 
         params["judge_prompt_version"] = JUDGE_PROMPT_VERSION
 
@@ -121,7 +121,7 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
         if conversational:  # each turn depends on the ones before: in order, one thread
             return run_turns(module, model, chosen, metrics, progress)
         if ray:
-            from optimizers.distributed import answer_on_ray
+            from ferret.optimizers.distributed import answer_on_ray
 
             return answer_on_ray(setup, chosen, ray, workers, progress)
         return run_questions(module, model, chosen, metrics, threads, progress)

@@ -16,13 +16,13 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from corpus.hops import names
-from corpus.numbers import number_spans
-from corpus.tools import Corpus
-from optimizers.datasets import load_dataset, prepare_index, split
-from programs.grounding import LEVELS, ground, stems
-from programs.passage_answer import asks_yes_no
-from programs.verify import same_number
+from ferret.corpus.hops import names
+from ferret.corpus.numbers import number_spans
+from ferret.corpus.tools import Corpus
+from ferret.optimizers.datasets import load_dataset, prepare_index, split
+from ferret.programs.grounding import LEVELS, ground, stems
+from ferret.programs.passage_answer import asks_yes_no
+from ferret.programs.verify import same_number
 
 MIN_DISTRACTOR = 10  # smaller printed numbers are mostly footnote marks and list numbers
 

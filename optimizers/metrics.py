@@ -38,11 +38,11 @@ from collections.abc import Callable
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
-from corpus.numbers import detect_scale, numbers_in, parse_value
-from corpus.records import Value
-from programs.lm import answering
-from programs.verify import same_number
-from signatures.judge import JudgeAnswer
+from ferret.corpus.numbers import detect_scale, numbers_in, parse_value
+from ferret.corpus.records import Value
+from ferret.programs.lm import answering
+from ferret.programs.verify import same_number
+from ferret.signatures.judge import JudgeAnswer
 
 SHORT_ANSWER = 30
 SENTENCE_GOLD = 5

@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from corpus.hops import hop_search
-from corpus.tools import Corpus
-from optimizers.datasets import DATASETS, load_dataset, prepare_index
+from ferret.corpus.hops import hop_search
+from ferret.corpus.tools import Corpus
+from ferret.optimizers.datasets import DATASETS, load_dataset, prepare_index
 
 MODES = ("text", "semantic", "hybrid", "hops")
 NDCG_AT, DEEP_AT = 10, 100

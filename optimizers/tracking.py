@@ -2,7 +2,7 @@
 `runs/artifacts`, one experiment per dataset. Also the side-by-side view of runs that
 `ferret runs list|compare` prints, and the plot both eval and compare draw.
 
-`FERRET_RUNS` moves the `runs/` folder (the tests point it at a temporary one).
+`runs/` is under `$FERRET_HOME`, else under the current directory (the tests point it at a temporary one).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from programs.paths import REPO, runs_dir
+from ferret.programs.paths import PACKAGE, runs_dir
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient
@@ -54,10 +54,13 @@ def use_experiment(name: str) -> str:
 
 
 def git_commit() -> str:
-    """The repository's commit, with "+dirty" when the working tree has changes; "unknown" outside git."""
+    """The repository's commit, with "+dirty" when the working tree has changes; "unknown" for an install
+    that is not a checkout."""
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(["git", *args], cwd=PACKAGE, capture_output=True, text=True, check=True).stdout.strip()
 
+    if not (PACKAGE / ".git").exists():
+        return "unknown"
     try:
         return git("rev-parse", "--short=12", "HEAD") + ("+dirty" if git("status", "--porcelain", "-uno") else "")
     except (OSError, subprocess.CalledProcessError):

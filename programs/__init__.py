@@ -1,6 +1,6 @@
-"""DSPy programs and the `ferret` command.
+"""The DSPy programs: the iterative loop and the one-call and ReAct baselines.
 
-    from programs import IterativeRetriever
+    from ferret.programs import IterativeRetriever
     IterativeRetriever("runs/index")(question="...")   # a dspy.Prediction
 
 Imports are lazy so that `ferret ingest` and `ferret search` do not load DSPy's programs.
@@ -11,8 +11,8 @@ PROGRAM_NAMES = ("iterative", "oneshot", "react")
 def make_program(name: str, corpus, max_iterations: int | None = None, accept: str = "grounded"):
     """The program called `name` (iterative, oneshot or react) over an opened corpus or index path, stating
     answers grounded at `accept` or better (`programs.grounding`)."""
-    from programs.baselines import OneShotRAG, ReActAgent
-    from programs.iterative import IterativeRetriever
+    from ferret.programs.baselines import OneShotRAG, ReActAgent
+    from ferret.programs.iterative import IterativeRetriever
 
     if name == "iterative":
         return IterativeRetriever(corpus, accept=accept, **({} if max_iterations is None else {"max_iterations": max_iterations}))
@@ -47,15 +47,15 @@ def load_compiled(program, path) -> None:
 
 def __getattr__(name):
     if name == "IterativeRetriever":
-        from programs.iterative import IterativeRetriever
+        from ferret.programs.iterative import IterativeRetriever
 
         return IterativeRetriever
     if name in ("OneShotRAG", "ReActAgent"):
-        from programs import baselines
+        from ferret.programs import baselines
 
         return getattr(baselines, name)
     if name == "make_lm":
-        from programs.lm import make_lm
+        from ferret.programs.lm import make_lm
 
         return make_lm
     raise AttributeError(name)

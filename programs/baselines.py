@@ -6,13 +6,13 @@ from pathlib import Path
 
 import dspy
 
-from corpus.tools import Corpus
-from programs.grounding import GROUNDED, UNSUPPORTED, Grounding, check_accept, citation_levels, ground, settle
-from programs.iterative import load_corpus
-from programs.result import check_input, error_text, measured
-from programs.verify import Verification, verify, verify_pages
-from signatures import AgentAnswer, AnswerFromPassages
-from signatures.types import Finding
+from ferret.corpus.tools import Corpus
+from ferret.programs.grounding import GROUNDED, UNSUPPORTED, Grounding, check_accept, citation_levels, ground, settle
+from ferret.programs.iterative import load_corpus
+from ferret.programs.result import check_input, error_text, measured
+from ferret.programs.verify import Verification, verify, verify_pages
+from ferret.signatures import AgentAnswer, AnswerFromPassages
+from ferret.signatures.types import Finding
 
 
 def _result(question: str, corpus: Corpus, accept: str, answer: str, check: Verification, evidence: list[dict],

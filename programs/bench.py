@@ -13,11 +13,11 @@ from pathlib import Path
 
 from dspy.lm15 import Request
 
-from corpus.tools import Corpus
-from optimizers.datasets import load_dataset, prepare_index
-from programs.iterative import IterativeRetriever
-from programs.lm import LlamaCppEngine, answering, make_lm
-from programs.paths import SAMPLE
+from ferret.corpus.tools import Corpus
+from ferret.optimizers.datasets import load_dataset, prepare_index
+from ferret.programs.iterative import IterativeRetriever
+from ferret.programs.lm import LlamaCppEngine, answering, make_lm
+from ferret.programs.paths import SAMPLE
 
 
 def bench_lm(index: str | Path, questions: int = 1) -> dict:

@@ -11,8 +11,8 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from programs.conversation import Conversation
-from programs.display import citation_mark, grounding_lines
+from ferret.programs.conversation import Conversation
+from ferret.programs.display import citation_mark, grounding_lines
 
 HELP = "/new starts a new topic · /sources shows the last answer's sources · /export FILE writes its rows · /quit"
 
@@ -118,7 +118,7 @@ def _session_run(conversation: Conversation, track: bool) -> Iterator[Callable]:
         return
     import mlflow
 
-    from optimizers.tracking import use_experiment
+    from ferret.optimizers.tracking import use_experiment
 
     use_experiment("chat")
     mlflow.dspy.autolog(silent=True)

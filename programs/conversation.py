@@ -28,12 +28,12 @@ from pathlib import Path
 import dspy
 from pydantic import BaseModel, Field
 
-from corpus.tools import Corpus
-from programs.result import as_json, error_text, measured
-from programs.sessions import SessionStore
-from programs.structured import export_rows
-from signatures import RewriteTurn, UpdateSummary
-from signatures.types import TurnScope
+from ferret.corpus.tools import Corpus
+from ferret.programs.result import as_json, error_text, measured
+from ferret.programs.sessions import SessionStore
+from ferret.programs.structured import export_rows
+from ferret.signatures import RewriteTurn, UpdateSummary
+from ferret.signatures.types import TurnScope
 
 SUMMARY_CHARS = 1400  # about 350 tokens
 ROWS_SHOWN = 10  # rows a "show the rest" turn adds
@@ -77,7 +77,7 @@ class Conversation(dspy.Module):
     def __init__(self, corpus: Corpus | str | Path, program: str | dspy.Module = "iterative",
                  session: str | bool | None = None, max_iterations: int | None = None, export_dir: str | Path = "."):
         super().__init__()
-        from programs import make_program
+        from ferret.programs import make_program
 
         self.corpus = corpus if isinstance(corpus, Corpus) else Corpus(corpus)
         self.program = make_program(program, self.corpus, max_iterations) if isinstance(program, str) else program

@@ -22,11 +22,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from corpus.hops import STOPWORDS, names, parts, words
-from corpus.numbers import number_spans, numbers_in
-from programs.arithmetic import names_operation, operations
-from programs.passage_answer import asks_yes_no
-from programs.verify import answer_numbers, same_number
+from ferret.corpus.hops import STOPWORDS, names, parts, words
+from ferret.corpus.numbers import number_spans, numbers_in
+from ferret.programs.arithmetic import names_operation, operations
+from ferret.programs.passage_answer import asks_yes_no
+from ferret.programs.verify import answer_numbers, same_number
 
 GROUNDED, ON_PAGE, UNSUPPORTED = "grounded", "on_page", "unsupported"
 LEVELS = (UNSUPPORTED, ON_PAGE, GROUNDED)  # weakest first

@@ -48,19 +48,19 @@ from pathlib import Path
 import dspy
 from dspy.utils.exceptions import AdapterParseError, LMError
 
-from corpus.hops import hop_needed, hop_search
-from corpus.tools import Corpus
-from programs.arithmetic import operations
-from programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
-from programs.passage_answer import answer_from_passages
-from programs.result import check_input, error_text, measured, outcome
-from programs.strategy import Attempt, Policy, Strategy, ladder
-from programs.structured import (ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, grounded, nothing_matched,
+from ferret.corpus.hops import hop_needed, hop_search
+from ferret.corpus.tools import Corpus
+from ferret.programs.arithmetic import operations
+from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
+from ferret.programs.passage_answer import answer_from_passages
+from ferret.programs.result import check_input, error_text, measured, outcome
+from ferret.programs.strategy import Attempt, Policy, Strategy, ladder
+from ferret.programs.structured import (ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, grounded, nothing_matched,
                                  table_query)
-from programs.verify import finding_number, value_on_page, verify
-from signatures import Evaluator, Extraction, Planner, ReadPassages, Rerank, Router, Synthesis
-from signatures.router import EXAMPLES as ROUTER_EXAMPLES
-from signatures.types import FailedSearch, Finding, RouteDecision
+from ferret.programs.verify import finding_number, value_on_page, verify
+from ferret.signatures import Evaluator, Extraction, Planner, ReadPassages, Rerank, Router, Synthesis
+from ferret.signatures.router import EXAMPLES as ROUTER_EXAMPLES
+from ferret.signatures.types import FailedSearch, Finding, RouteDecision
 
 MAX_SECTIONS_SHOWN = 60
 SECTION_TOKENS = 800  # budget of one section read (the agent's fetch_section, the neighbors rung)

@@ -24,7 +24,7 @@ import dspy
 from dspy.clients.engines.base import validate_request
 from dspy.lm15 import Message, Request, Response, TextPart, UnsupportedFeatureError, Usage, response_to_events
 
-from programs.paths import cache_dir
+from ferret.programs.paths import cache_dir
 
 logger = logging.getLogger(__name__)
 # LiteLLM's bundled price list, not a download on import: offline, the download's retries cost ~6 s
@@ -265,7 +265,7 @@ class LlamaCppEngine:
             # llama.cpp's OpenMP workers spin while waiting by default; when other work shares the
             # cores (ingest, parallel Evaluate) that cut decoding ~10x. libgomp reads this once, at load.
             os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-            from programs.greedy_grammar import GrammarGreedyLlama
+            from ferret.programs.greedy_grammar import GrammarGreedyLlama
 
             with _without_extra_buffers():
                 self._llama = GrammarGreedyLlama(

@@ -19,11 +19,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from corpus.numbers import number_spans, numbers_in
-from programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
+from ferret.corpus.numbers import number_spans, numbers_in
+from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                  may_ask_calculation)
-from programs.verify import TOLERANCE, answer_numbers, same_number
-from signatures.types import Finding
+from ferret.programs.verify import TOLERANCE, answer_numbers, same_number
+from ferret.signatures.types import Finding
 
 CONSTANTS = {*range(1, 13), 100, 1000}  # a percentage's 100, an average's count: no page needs to print them
 QUOTE_CHARS = 50  # of context on each side of a value

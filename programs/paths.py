@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-SAMPLE = REPO / "data" / "sample"  # the project's sample corpus and labeled questions (data/sample_corpus.py)
+PACKAGE = Path(__file__).resolve().parents[1]  # the installed package; in a checkout, the repository
+SAMPLE = PACKAGE / "data" / "sample"  # the sample corpus and labeled questions, package data (data/sample_corpus.py)
 
 
 def runs_dir() -> Path:
-    """`$FERRET_RUNS`, else `runs/` in the repository."""
-    return Path(os.environ.get("FERRET_RUNS") or REPO / "runs").resolve()
+    """`runs/` under $FERRET_HOME, else under the current directory."""
+    return (Path(os.environ.get("FERRET_HOME") or ".") / "runs").resolve()
 
 
 def cache_dir(kind: str) -> Path:

@@ -9,7 +9,7 @@ import dspy
 from dspy.utils.callback import BaseCallback
 from dspy.utils.usage_tracker import track_usage
 
-from corpus.inputs import check_query
+from ferret.corpus.inputs import check_query
 
 MAX_QUESTION_CHARS = 4000  # about 1,000 tokens: an eighth of the embedded model's 8,192-token context
 RESULT_FIELDS = ("status", "answer", "citations", "citations_verified", "unverified_numbers", "findings",

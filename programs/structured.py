@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from corpus.lexical import tokenize
-from corpus.tools import Corpus, write_annotations_csv
-from programs.arithmetic import SUM_ASKED
-from programs.result import outcome
-from signatures.types import Constraint, Finding, RouteDecision
+from ferret.corpus.lexical import tokenize
+from ferret.corpus.tools import Corpus, write_annotations_csv
+from ferret.programs.arithmetic import SUM_ASKED
+from ferret.programs.result import outcome
+from ferret.signatures.types import Constraint, Finding, RouteDecision
 
 ROW_LIMIT = 50  # rows an answer may list; more is an overload
 SHOWN_ROWS = 10  # rows a clarification shows

@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from corpus.numbers import numbers_in, parse_number
-from signatures.types import Citation, Finding
+from ferret.corpus.numbers import numbers_in, parse_number
+from ferret.signatures.types import Citation, Finding
 
 SCALES = (1.0, 1e3, 1e6, 1e9)
 TOLERANCE = 0.005

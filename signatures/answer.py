@@ -1,7 +1,7 @@
 """Signatures of the baselines: one-shot RAG and a single ReAct agent."""
 import dspy
 
-from signatures.types import PageRef
+from ferret.signatures.types import PageRef
 
 
 class AnswerFromPassages(dspy.Signature):

@@ -2,7 +2,7 @@
 the rolling summary that later turns are read against."""
 import dspy
 
-from signatures.types import TurnScope
+from ferret.signatures.types import TurnScope
 
 
 class RewriteTurn(dspy.Signature):

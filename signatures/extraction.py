@@ -1,7 +1,7 @@
 """Extraction: find the facts for one shopping item, in a fresh context, with the tools the strategy allows."""
 import dspy
 
-from signatures.types import Finding
+from ferret.signatures.types import Finding
 
 
 class Extraction(dspy.Signature):

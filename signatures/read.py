@@ -1,7 +1,7 @@
 """ReadPassages: the loop's first rung, one typed read of the question's top passages."""
 import dspy
 
-from signatures.types import Calculation
+from ferret.signatures.types import Calculation
 
 
 class ReadPassages(dspy.Signature):

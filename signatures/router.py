@@ -1,7 +1,7 @@
 """Router: read the question and choose where the answer lives."""
 import dspy
 
-from signatures.types import RouteDecision
+from ferret.signatures.types import RouteDecision
 
 
 class Router(dspy.Signature):

@@ -20,7 +20,7 @@ INDEX_PDFS = ["ULTABEAUTY_2023Q4_EARNINGS", "AMCOR_2023Q4_EARNINGS", "JOHNSON_JO
 @pytest.fixture(autouse=True)
 def _runs_in_tmp(tmp_path_factory, monkeypatch):
     """No test writes into the repository's runs/ folder (MLflow store, last results, compiled programs)."""
-    monkeypatch.setenv("FERRET_RUNS", str(tmp_path_factory.getbasetemp() / "runs"))
+    monkeypatch.setenv("FERRET_HOME", str(tmp_path_factory.getbasetemp()))
 
 
 def shared(path: Path) -> Path:
@@ -42,7 +42,7 @@ def pdf(financebench):
 @pytest.fixture(scope="session")
 def real_index(tmp_path_factory, pdf) -> Path:
     """An index of INDEX_PDFS, ingested once for the session."""
-    from corpus.ingest import ingest
+    from ferret.corpus.ingest import ingest
 
     index = tmp_path_factory.mktemp("real") / "index"
     report = ingest([pdf(name) for name in INDEX_PDFS], index, bucket="filings")
@@ -52,7 +52,7 @@ def real_index(tmp_path_factory, pdf) -> Path:
 
 @pytest.fixture(scope="session")
 def real_corpus(real_index):
-    from corpus.tools import Corpus
+    from ferret.corpus.tools import Corpus
 
     return Corpus(real_index)
 
@@ -84,8 +84,8 @@ RECEIPTS = {
 @pytest.fixture(scope="session")
 def small_corpus(tmp_path_factory):
     """A report with a table, notes and a cross-reference, and two receipts with line items."""
-    from corpus.ingest import ingest
-    from corpus.tools import Corpus
+    from ferret.corpus.ingest import ingest
+    from ferret.corpus.tools import Corpus
 
     root = tmp_path_factory.mktemp("docs")
     (root / "report.md").write_text(REPORT)
@@ -125,8 +125,8 @@ def hop_corpus(tmp_path_factory):
     """HOP_PASSAGES as a passage collection, ingested."""
     import json
 
-    from corpus.ingest import ingest
-    from corpus.tools import Corpus
+    from ferret.corpus.ingest import ingest
+    from ferret.corpus.tools import Corpus
 
     root = tmp_path_factory.mktemp("hops")
     (root / "passages.json").write_text(json.dumps(HOP_PASSAGES))
@@ -137,7 +137,7 @@ def hop_corpus(tmp_path_factory):
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory) -> Path:
     """The committed sample corpus (data/sample), ingested once: each bucket folder as its bucket, with its metadata."""
-    from corpus.ingest import ingest_bucket_folder, is_bucket_folder
+    from ferret.corpus.ingest import ingest_bucket_folder, is_bucket_folder
 
     index = tmp_path_factory.mktemp("sample") / "index"
     for folder in sorted(f for f in SAMPLE.iterdir() if is_bucket_folder(f)):

@@ -6,10 +6,10 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from corpus.dense import get_embedder
-from corpus.ingest import ingest
-from corpus.pdf import read_pages
-from corpus.tools import Corpus
+from ferret.corpus.dense import get_embedder
+from ferret.corpus.ingest import ingest
+from ferret.corpus.pdf import read_pages
+from ferret.corpus.tools import Corpus
 
 FILINGS = ("FOOTLOCKER_2022_8K_dated-2022-05-20", "AMCOR_2022_8K_dated-2022-07-01")
 
@@ -55,8 +55,8 @@ def test_the_workers_read_pdfs_by_absolute_path(tmp_path, pdf, monkeypatch):
             return (self.embedder(texts) for texts in batches)
 
     made = []
-    monkeypatch.setattr("corpus.ingest.ray_workers", lambda address, workers: nullcontext(1))
-    monkeypatch.setattr("corpus.ingest.RayIngest", lambda *args: made.append(RecordingWorkers(*args)) or made[-1])
+    monkeypatch.setattr("ferret.corpus.ingest.ray_workers", lambda address, workers: nullcontext(1))
+    monkeypatch.setattr("ferret.corpus.ingest.RayIngest", lambda *args: made.append(RecordingWorkers(*args)) or made[-1])
     (tmp_path / f"{FILINGS[0]}.pdf").write_bytes(pdf(FILINGS[0]).read_bytes())
     monkeypatch.chdir(tmp_path)
     report = ingest([f"{FILINGS[0]}.pdf"], "index", ray="local")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import corpus.dense
-from corpus.dense import VectorIndex
+import ferret.corpus.dense
+from ferret.corpus.dense import VectorIndex
 
 
 def unit_vectors(n: int, dim: int = 32, clusters: int = 20, seed: int = 0) -> np.ndarray:
@@ -39,7 +39,7 @@ def test_below_the_threshold_search_is_exact_and_keeps_to_the_mask():
 
 
 def test_past_the_threshold_the_graph_finds_what_exact_search_finds(monkeypatch, tmp_path):
-    monkeypatch.setattr(corpus.dense, "ANN_MIN_ROWS", 1000)
+    monkeypatch.setattr(ferret.corpus.dense, "ANN_MIN_ROWS", 1000)
     vectors, queries = unit_vectors(4000), unit_vectors(30, seed=1)
     index = VectorIndex(vectors)
     assert index.approximate
@@ -69,15 +69,15 @@ def test_below_the_threshold_no_graph_is_written(tmp_path):
 def test_the_tools_semantic_hits_are_the_same_through_the_graph(monkeypatch, tmp_path):
     """An index ingested with a threshold of one vector has a graph; on a corpus this small the graph's
     search is exact, so every semantic and hybrid search, filtered or not, returns the exact hits."""
-    from corpus.bench import dense_recall
-    from corpus.ingest import ingest
-    from corpus.tools import Corpus
+    from ferret.corpus.bench import dense_recall
+    from ferret.corpus.ingest import ingest
+    from ferret.corpus.tools import Corpus
     from tests.conftest import RECEIPTS, REPORT
 
     (tmp_path / "report.md").write_text(REPORT)
     for name, text in RECEIPTS.items():
         (tmp_path / name).write_text(text)
-    monkeypatch.setattr(corpus.dense, "ANN_MIN_ROWS", 1)
+    monkeypatch.setattr(ferret.corpus.dense, "ANN_MIN_ROWS", 1)
     ingest([tmp_path / "report.md"], tmp_path / "index", bucket="reports")
     ingest([tmp_path / "inv1.txt", tmp_path / "inv2.txt"], tmp_path / "index", bucket="invoices")
     graphed = Corpus(tmp_path / "index")
@@ -86,7 +86,7 @@ def test_the_tools_semantic_hits_are_the_same_through_the_graph(monkeypatch, tmp
                 ("segment revenue", {"doc_id": "inv2"}), ("batteries", {"hybrid": True, "bucket": "invoices"})]
     through_graph = [graphed.search_semantic(query, top_k=5, **options) for query, options in searches]
     assert dense_recall(graphed, [query for query, _ in searches], 5) == {"approximate": True, "recall@5_vs_exact": 1.0}
-    monkeypatch.setattr(corpus.dense, "ANN_MIN_ROWS", 10**9)
+    monkeypatch.setattr(ferret.corpus.dense, "ANN_MIN_ROWS", 10**9)
     assert [graphed.search_semantic(query, top_k=5, **options) for query, options in searches] == through_graph
     assert dense_recall(graphed, ["tire prices"], 5) == {"approximate": False}
     assert all(hit["doc_id"] == "inv2" for hit in through_graph[3]) and through_graph[3]
@@ -97,7 +97,7 @@ def test_rows_of_one_text_share_one_vector_and_the_graph_holds_each_vector_once(
     """Copies (the same texts under many ids) are searched as their distinct vectors: exact search
     scores every row, and past the threshold the graph, built over distinct vectors only, finds the
     copies of what exact search finds, filtered or not."""
-    monkeypatch.setattr(corpus.dense, "ANN_MIN_ROWS", 1000)
+    monkeypatch.setattr(ferret.corpus.dense, "ANN_MIN_ROWS", 1000)
     distinct, queries = unit_vectors(1500), unit_vectors(20, seed=1)
     keys = [f"text-{i % 1500}" for i in range(6000)]  # every text four times
     index = VectorIndex.of_rows(keys, [distinct[i % 1500] for i in range(6000)])

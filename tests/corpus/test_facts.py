@@ -1,7 +1,7 @@
 """corpus.facts: "Label: value" facts."""
 import pytest
 
-from corpus.facts import find_facts
+from ferret.corpus.facts import find_facts
 
 
 def facts_of(*lines):

@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from corpus.filters import Column, FilterError, Filters, infer_type, to_sql
+from ferret.corpus.filters import Column, FilterError, Filters, infer_type, to_sql
 
 SCHEMA = {
     "bucket": Column("d.bucket", "text"),

@@ -10,12 +10,12 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from corpus import ingest as ingest_module
-from corpus import shards as shards_module
-from corpus.ingest import ingest, ingest_bucket_folder
-from corpus.pdf import IngestError
-from corpus.store import Store
-from corpus.tools import Corpus
+from ferret.corpus import ingest as ingest_module
+from ferret.corpus import shards as shards_module
+from ferret.corpus.ingest import ingest, ingest_bucket_folder
+from ferret.corpus.pdf import IngestError
+from ferret.corpus.store import Store
+from ferret.corpus.tools import Corpus
 from tests.conftest import INDEX_PDFS, SHARED_DATA, shared
 from tests.fakes import sigterm_left_to_ferret, stop_with_sigterm
 
@@ -99,7 +99,7 @@ def test_bad_pdfs_get_one_clear_error_each_and_the_rest_ingests(tmp_path, pdf):
 
 
 def test_cli_exit_codes(tmp_path, capsys):
-    from programs.cli import main
+    from ferret.cli import main
 
     (tmp_path / "bad.pdf").write_text("nope")
     assert main(["ingest", str(tmp_path / "bad.pdf"), "--index", str(tmp_path / "i")]) == 1
@@ -150,7 +150,7 @@ def test_crash_mid_ingest_leaves_previous_index_intact(tmp_path, monkeypatch):
 
 
 def test_a_stopped_ferret_ingest_says_what_it_kept_and_the_rerun_does_not_embed_again(tmp_path, monkeypatch, capsys):
-    from programs.cli import main
+    from ferret.cli import main
 
     first, second = tmp_path / "a.md", tmp_path / "b.md"
     first.write_text("# Alpha\n\nPhotovoltaic panels from Helios.")
@@ -259,7 +259,7 @@ def test_a_second_ingest_into_one_index_waits_for_the_first_and_searches_see_the
     ingest([first], index)
     with open(index / "ingest.lock", "a") as held:  # another ingest holds the index
         fcntl.flock(held, fcntl.LOCK_EX)
-        waiting = subprocess.Popen([sys.executable, "-m", "programs.cli", "ingest", str(second), "--index", str(index)],
+        waiting = subprocess.Popen([sys.executable, "-m", "ferret", "ingest", str(second), "--index", str(index)],
                                    stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
         line = waiting.stderr.readline()
         while line and "waiting" not in line:
@@ -274,7 +274,7 @@ def test_a_second_ingest_into_one_index_waits_for_the_first_and_searches_see_the
 
 KILLED_AFTER_FIRST_COMMIT = """
 import os, signal, sys
-from corpus import ingest as module
+from ferret.corpus import ingest as module
 commit = module._commit
 def commit_then_die(*args, **kwargs):
     commit(*args, **kwargs)
@@ -285,7 +285,7 @@ module.ingest(sys.argv[2:], sys.argv[1], commit_pages=1)
 
 
 def test_an_ingest_commits_as_it_goes_and_after_kill_9_the_same_command_goes_on(tmp_path, capsys):
-    from programs.cli import main
+    from ferret.cli import main
 
     files = []
     for name, text in (("a", "Photovoltaic panels from Helios."), ("b", "Lead-acid batteries from Volta."),
@@ -313,7 +313,7 @@ def test_an_ingest_commits_as_it_goes_and_after_kill_9_the_same_command_goes_on(
 
 
 def test_batches_hold_at_least_commit_pages(tmp_path):
-    from corpus.records import ParsedDocument
+    from ferret.corpus.records import ParsedDocument
 
     def doc(pages):
         return (ParsedDocument("d", "d.md", "text", "d", ["page"] * pages, "hash"), None, {})

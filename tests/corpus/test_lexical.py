@@ -4,7 +4,7 @@ from __future__ import annotations
 import bm25s
 import numpy as np
 
-from corpus.lexical import BM25, TermCounts, tokenize
+from ferret.corpus.lexical import BM25, TermCounts, tokenize
 from tests.conftest import RECEIPTS, REPORT
 
 TEXTS = [*REPORT.split("\n\n"), *(text for receipt in RECEIPTS.values() for text in receipt.split("\n\n")),

@@ -1,8 +1,8 @@
 """corpus.numbers: cell, answer and running-text numbers."""
 import pytest
 
-from corpus.numbers import detect_scale, numbers_in, parse_number, parse_value
-from programs.verify import verify_pages
+from ferret.corpus.numbers import detect_scale, numbers_in, parse_number, parse_value
+from ferret.programs.verify import verify_pages
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -11,10 +11,10 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus.filters import Column, FilterError, Filters, to_sql
-from corpus.numbers import numbers_in, parse_value
-from corpus.tools import csv_cell, write_annotations_csv
-from programs.verify import same_number
+from ferret.corpus.filters import Column, FilterError, Filters, to_sql
+from ferret.corpus.numbers import numbers_in, parse_value
+from ferret.corpus.tools import csv_cell, write_annotations_csv
+from ferret.programs.verify import same_number
 
 SCHEMA = {"vendor": Column("t.vendor", "text"), "total": Column("t.total", "number"),
           "date": Column("t.date", "date")}

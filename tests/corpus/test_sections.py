@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from corpus.pdf import open_pdf, outline_entries, read_pages
-from corpus.records import Section
-from corpus.sections import build_sections
+from ferret.corpus.pdf import open_pdf, outline_entries, read_pages
+from ferret.corpus.records import Section
+from ferret.corpus.sections import build_sections
 
 PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "financebench" / "pdfs"
 needs_data = pytest.mark.skipif(not PDFS.is_dir(), reason=f"financebench PDFs not found at {PDFS}")

@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from corpus.ingest import ingest, remove
-from corpus.shards import compact
-from corpus.store import Store
-from corpus.tools import Corpus
+from ferret.corpus.ingest import ingest, remove
+from ferret.corpus.shards import compact
+from ferret.corpus.store import Store
+from ferret.corpus.tools import Corpus
 from tests.conftest import RECEIPTS, REPORT
 
 SEARCHES = ["tire prices", "segment revenue", "batteries", "revenue recognition policy", "valve caps"]
@@ -102,7 +102,7 @@ def test_an_index_without_its_shards_is_rebuilt_from_the_database_on_opening(doc
 
 
 def test_removed_documents_leave_every_search_and_an_unknown_id_removes_nothing(docs, capsys):
-    from programs.cli import main
+    from ferret.cli import main
 
     index = docs / "index"
     ingest([docs / "report.md", docs / "inv1.txt", docs / "inv2.txt"], index)
@@ -124,7 +124,7 @@ def test_removed_documents_leave_every_search_and_an_unknown_id_removes_nothing(
 
 
 def test_bench_add_times_a_file_into_an_empty_index_and_onto_the_index_and_leaves_the_index_as_it_was(docs, capsys):
-    from programs.cli import main
+    from ferret.cli import main
 
     index = docs / "index"
     ingest([docs / "report.md", docs / "inv1.txt"], index)
@@ -141,7 +141,7 @@ def test_bench_add_times_a_file_into_an_empty_index_and_onto_the_index_and_leave
 
 
 def test_bench_grow_copies_every_document_with_its_rows_and_one_shard_a_copy(docs, capsys):
-    from programs.cli import main
+    from ferret.cli import main
 
     index = docs / "index"
     ingest([docs / "report.md", docs / "inv1.txt", docs / "inv2.txt"], index)
@@ -167,7 +167,7 @@ def test_bench_grow_copies_every_document_with_its_rows_and_one_shard_a_copy(doc
 
 
 def test_bench_pages_writes_distinct_word_windows_that_ingest_as_one_segment_a_page(docs, capsys):
-    from programs.cli import main
+    from ferret.cli import main
 
     index, out = docs / "index", docs / "pages"
     ingest([docs / "report.md", docs / "inv1.txt", docs / "inv2.txt"], index)

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus.tables import find_tables
+from ferret.corpus.tables import find_tables
 
 PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "financebench" / "pdfs"
 
@@ -28,7 +28,7 @@ def page_lines(name: str, index: int) -> list[str]:
     path = PDFS / name
     if not path.exists():
         pytest.skip(f"FinanceBench PDF not available: {path}")
-    from corpus.pdf import read_pages
+    from ferret.corpus.pdf import read_pages
     return read_pages(path, index, index + 1)[0].split("\n")
 
 

@@ -82,8 +82,8 @@ def test_annotations_aggregate_sums_a_column_with_groups(small_corpus):
 
 
 def test_an_aggregate_covers_every_matching_label_however_many(tmp_path):
-    from corpus.ingest import ingest
-    from corpus.tools import LABEL_CANDIDATES, Corpus
+    from ferret.corpus.ingest import ingest
+    from ferret.corpus.tools import LABEL_CANDIDATES, Corpus
 
     n = LABEL_CANDIDATES + 10
     (tmp_path / "cables.txt").write_text("Cable list\n\n" + "\n".join(f"Cable type K{i}: {i} m" for i in range(n)))
@@ -93,8 +93,8 @@ def test_an_aggregate_covers_every_matching_label_however_many(tmp_path):
 
 
 def test_a_bucket_metadata_field_wins_over_the_document_column_of_its_name(tmp_path):
-    from corpus.ingest import ingest
-    from corpus.tools import Corpus
+    from ferret.corpus.ingest import ingest
+    from ferret.corpus.tools import Corpus
 
     for name in ("c1", "c2"):
         (tmp_path / f"{name}.txt").write_text("Termination. Either party may terminate on notice.")
@@ -126,7 +126,7 @@ def test_tools_are_usable_as_dspy_tools(small_corpus):
 
 
 def test_cli_search_json(small_corpus, capsys):
-    from programs.cli import main
+    from ferret.cli import main
 
     assert main(["search", "Total revenue", "--index", str(small_corpus.store.dir), "--mode", "text", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

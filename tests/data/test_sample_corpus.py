@@ -10,13 +10,13 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from corpus.ingest import BUCKET_METADATA
-from corpus.numbers import numbers_in, parse_number
-from corpus.tools import Corpus
-from data.annual_report import REPORT_ID
-from data.sample_corpus import BUCKETS, CONTRACT_SPECS, PANEL_SPECS, TRANSISTOR_SPECS, build_invoices, generate
-from optimizers.datasets import load_jsonl
-from programs.verify import same_number
+from ferret.corpus.ingest import BUCKET_METADATA
+from ferret.corpus.numbers import numbers_in, parse_number
+from ferret.corpus.tools import Corpus
+from ferret.data.annual_report import REPORT_ID
+from ferret.data.sample_corpus import BUCKETS, CONTRACT_SPECS, PANEL_SPECS, TRANSISTOR_SPECS, build_invoices, generate
+from ferret.optimizers.datasets import load_jsonl
+from ferret.programs.verify import same_number
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 KINDS = {"lookup", "compute", "list", "aggregate", "clause", "xref", "absent", "ambiguous", "overflow"}
@@ -69,10 +69,10 @@ def test_generation_is_byte_identical_run_to_run(fresh, tmp_path):
 
 
 def test_committed_sample_matches_a_fresh_generation(fresh):
-    """Nobody edits the PDFs or labels by hand: regenerate with `python -m data.sample_corpus`.
+    """Nobody edits the PDFs or labels by hand: regenerate with `python -m ferret.data.sample_corpus`.
     PDFs must be byte-identical or, if another fpdf2 version draws them, identical in text page by page."""
     committed, generated = _files(SAMPLE), _files(fresh[0])
-    assert list(committed) == list(generated), "regenerate data/sample: python -m data.sample_corpus"
+    assert list(committed) == list(generated), "regenerate data/sample: python -m ferret.data.sample_corpus"
     for name, path in committed.items():
         if path.read_bytes() == generated[name].read_bytes():
             continue

@@ -14,14 +14,14 @@ import dspy
 import mlflow
 import pytest
 
-import optimizers.compile
-import optimizers.evaluate
-import programs.lm
-from optimizers.compile import BUDGETS, compile_program
-from optimizers.demos import demo_step, useful_step
-from optimizers.tracking import tracking_uri
-from programs.cli import main
-from programs.iterative import IterativeRetriever
+import ferret.optimizers.compile
+import ferret.optimizers.evaluate
+import ferret.programs.lm
+from ferret.optimizers.compile import BUDGETS, compile_program
+from ferret.optimizers.demos import demo_step, useful_step
+from ferret.optimizers.tracking import tracking_uri
+from ferret.cli import main
+from ferret.programs.iterative import IterativeRetriever
 from tests.fakes import scripted_lm, sigterm_left_to_ferret, stop_with_sigterm
 
 LESSON = "Answer with the value of the finding, as printed."
@@ -77,11 +77,11 @@ SCRIPT = {"extract": extract, "evaluate": ACCEPT, "synthesize": synthesize,
 
 @pytest.fixture
 def scripted(tmp_path, monkeypatch, small_corpus):
-    monkeypatch.setenv("FERRET_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("FERRET_HOME", str(tmp_path))
     lm, engine = scripted_lm(SCRIPT)
-    monkeypatch.setattr(optimizers.compile, "make_lm", lambda spec=None, **options: lm)
-    monkeypatch.setattr(optimizers.evaluate, "make_lm", lambda spec=None, threads=None: lm)
-    monkeypatch.setattr(optimizers.compile, "BUDGETS", {name: {"light": settings} for name, settings in TINY.items()})
+    monkeypatch.setattr(ferret.optimizers.compile, "make_lm", lambda spec=None, **options: lm)
+    monkeypatch.setattr(ferret.optimizers.evaluate, "make_lm", lambda spec=None, threads=None: lm)
+    monkeypatch.setattr(ferret.optimizers.compile, "BUDGETS", {name: {"light": settings} for name, settings in TINY.items()})
     qa = tmp_path / "qa.jsonl"
     qa.write_text("".join(json.dumps({"id": id_, "question": question, "answer": gold, "doc_id": doc_id,
                                       "evidence": [{"doc_id": doc_id, "page": 1}]}) + "\n"
@@ -162,7 +162,7 @@ def test_ferret_compile_json_mlflow_runs_and_ask_with_the_compiled_program(scrip
     accuracy = next(line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("accuracy "))
     assert accuracy[1:] == ["0.3333", "1"]
 
-    monkeypatch.setattr(programs.lm, "make_lm", lambda spec=None, threads=None: lm)
+    monkeypatch.setattr(ferret.programs.lm, "make_lm", lambda spec=None, threads=None: lm)
     question = "What was Consumer segment revenue in 2022?"
     for compiled, status in ((["--compiled", result["compiled_path"]], "answer"), ([], "fail")):
         assert main(["ask", question, "--index", index, "--doc", "report", "--json", *compiled]) == 0
@@ -218,7 +218,7 @@ def test_bootstrapped_demos_keep_only_the_steps_that_did_their_job(scripted, tmp
     engine.script["synthesize"] = [lambda inputs: synthesize(inputs, LESSON)]  # every run that finds is correct
     # the real budget (the fixture swapped in TINY): two bootstrapped demos, so the third train question
     # is one DSPy could show as a labeled demo
-    monkeypatch.setitem(optimizers.compile.BUDGETS, "bootstrap", BUDGETS["bootstrap"])
+    monkeypatch.setitem(ferret.optimizers.compile.BUDGETS, "bootstrap", BUDGETS["bootstrap"])
     out = tmp_path / "pruned.json"
     result = compile_program("jsonl", qa, "bootstrap", index=corpus.store.dir, out=out, track=False)
     assert result["score_after"] == 1.0
@@ -291,7 +291,7 @@ def test_the_teacher_reads_labeled_train_questions_and_the_compiled_program_none
     labeled train questions in each step's prompt, answers the others too, so the light budget's two
     demos are bootstrapped; the compiled program holds those, not the labeled questions."""
     qa, corpus, lm, engine = scripted
-    monkeypatch.setitem(optimizers.compile.BUDGETS, "bootstrap", BUDGETS["bootstrap"])
+    monkeypatch.setitem(ferret.optimizers.compile.BUDGETS, "bootstrap", BUDGETS["bootstrap"])
     compile_program("jsonl", qa, "bootstrap", index=corpus.store.dir, out=tmp_path / "taught.json", track=False)
     synthesis = saved_state(tmp_path / "taught.json")["synthesize.predict"]["demos"]
     assert len(synthesis) == 2 and all(demo["augmented"] for demo in synthesis)
@@ -304,7 +304,7 @@ def test_a_teacher_lm_runs_the_train_questions_and_the_task_lm_the_dev_questions
     the task LM sees only the dev questions it is scored on, before and after."""
     qa, corpus, lm, engine = scripted
     teacher, teacher_engine = scripted_lm({**SCRIPT, "synthesize": lambda inputs: synthesize(inputs, LESSON)})
-    monkeypatch.setattr(optimizers.compile, "make_lm",
+    monkeypatch.setattr(ferret.optimizers.compile, "make_lm",
                         lambda spec=None, **options: teacher if spec == "local:teacher.gguf" else lm)
     out = tmp_path / "taught.json"
     result = compile_program("jsonl", qa, "bootstrap", index=corpus.store.dir, out=out, track=False,

@@ -6,8 +6,8 @@ import zipfile
 
 import pytest
 
-from corpus.passages import load_passages
-from optimizers.datasets import DATASETS, load_dataset, load_jsonl, load_scifact, load_tatqa, split, split_ids, split_of
+from ferret.corpus.passages import load_passages
+from ferret.optimizers.datasets import DATASETS, load_dataset, load_jsonl, load_scifact, load_tatqa, split, split_ids, split_of
 from tests.conftest import SHARED_DATA, shared
 
 

@@ -15,15 +15,15 @@ import pytest
 
 from dspy.clients.cache import Cache
 
-from corpus.cluster import ray_workers
-from corpus.tools import Corpus
-from optimizers.compile import compile_program
-from optimizers.distributed import RayEngine, on_ray
-from optimizers.evaluate import evaluate
-from optimizers.tracking import runs_dir
-from programs.cli import main
-from programs import make_program
-from programs.lm import answering, make_lm
+from ferret.corpus.cluster import ray_workers
+from ferret.corpus.tools import Corpus
+from ferret.optimizers.compile import compile_program
+from ferret.optimizers.distributed import RayEngine, on_ray
+from ferret.optimizers.evaluate import evaluate
+from ferret.optimizers.tracking import runs_dir
+from ferret.cli import main
+from ferret.programs import make_program
+from ferret.programs.lm import answering, make_lm
 from tests.conftest import SAMPLE
 
 SAME = ("id", "question", "answer", "status", "accuracy", "evidence_recall@5", "citations_verified", "lm_calls",
@@ -100,7 +100,7 @@ def test_the_workers_are_given_absolute_paths(sample_index, tmp_path, monkeypatc
         given.append(setup)
         return iter([])
 
-    monkeypatch.setattr("optimizers.distributed.answer_on_ray", answer_on_ray)
+    monkeypatch.setattr("ferret.optimizers.distributed.answer_on_ray", answer_on_ray)
     make_program("oneshot", Corpus(sample_index)).save(str(tmp_path / "compiled.json"))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "model.gguf").write_bytes(b"GGUF")  # never loaded: the program does not run here

@@ -7,10 +7,10 @@ import json
 import mlflow
 import pytest
 
-import optimizers.evaluate
-from optimizers.evaluate import summarize
-from optimizers.tracking import metric_name, risk_coverage, run_summaries, tracking_uri
-from programs.cli import main
+import ferret.optimizers.evaluate
+from ferret.optimizers.evaluate import summarize
+from ferret.optimizers.tracking import metric_name, risk_coverage, run_summaries, tracking_uri
+from ferret.cli import main
 from tests.fakes import scripted_lm, sigterm_left_to_ferret, stop_with_sigterm
 
 QUESTIONS = [
@@ -32,9 +32,9 @@ def always_total_revenue(inputs):
 
 @pytest.fixture
 def runs(tmp_path, monkeypatch, small_corpus):
-    monkeypatch.setenv("FERRET_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("FERRET_HOME", str(tmp_path))
     lm, engine = scripted_lm({"answer": always_total_revenue})
-    monkeypatch.setattr(optimizers.evaluate, "make_lm", lambda spec=None, threads=None: lm)
+    monkeypatch.setattr(ferret.optimizers.evaluate, "make_lm", lambda spec=None, threads=None: lm)
     qa = tmp_path / "qa.jsonl"
     qa.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
     return qa, small_corpus.store.dir, engine
@@ -107,7 +107,7 @@ def test_a_crashing_question_is_counted_not_fatal(runs):
     from dspy import Example
 
     example = Example(id="x", question="q?", answer="1", evidence=[]).with_inputs("question")
-    rows = list(optimizers.evaluate.run_questions(Crashes(), None, [example], optimizers.evaluate.METRICS))
+    rows = list(ferret.optimizers.evaluate.run_questions(Crashes(), None, [example], ferret.optimizers.evaluate.METRICS))
     summary = summarize(rows)
     assert rows[0]["status"] == "error" and "boom" in rows[0]["error"]
     assert summary["error_count"] == 1 and summary["n_error"] == 1 and summary["answered_rate"] == 0.0
@@ -118,7 +118,7 @@ def test_the_rung_table_counts_answers_and_right_answers_per_rung():
         return {"answered_by": rung, "status": status, "accuracy": accuracy}
 
     rows = [row("read"), row("read", accuracy=0.0), row("hops"), row("", "fail", 0.0), row("synthesis", accuracy=0.0)]
-    assert optimizers.evaluate.rungs(rows) == {
+    assert ferret.optimizers.evaluate.rungs(rows) == {
         "rung_hops_answered": 1, "rung_hops_correct": 1, "rung_read_answered": 2, "rung_read_correct": 1,
         "rung_synthesis_answered": 1, "rung_synthesis_correct": 0}
 
@@ -170,10 +170,10 @@ def test_selective_answering_counts_what_a_user_would_trust():
         return {"grounded": grounded, "accuracy": accuracy}
 
     rows = [row(1.0, 1.0), row(1.0, 0.0), row(0.0, 0.0), row(0.0, 1.0)]
-    assert optimizers.evaluate.selective(rows) == {"grounded_rate": 0.5, "grounded_accuracy": 0.5,
+    assert ferret.optimizers.evaluate.selective(rows) == {"grounded_rate": 0.5, "grounded_accuracy": 0.5,
                                                    "wrong_grounded_rate": 0.25}
-    assert optimizers.evaluate.selective([row(0.0, 0.0)])["grounded_accuracy"] == 0.0  # none grounded: no division
-    assert optimizers.evaluate.selective([{"accuracy": 1.0}]) == {}  # a program without grounding levels
+    assert ferret.optimizers.evaluate.selective([row(0.0, 0.0)])["grounded_accuracy"] == 0.0  # none grounded: no division
+    assert ferret.optimizers.evaluate.selective([{"accuracy": 1.0}]) == {}  # a program without grounding levels
 
 
 def test_the_risk_coverage_curve_takes_the_surest_answers_first():

@@ -7,9 +7,9 @@ import random
 import mlflow
 import pytest
 
-from optimizers.grounding_check import distractor, gold_text
-from optimizers.tracking import tracking_uri
-from programs.cli import main
+from ferret.optimizers.grounding_check import distractor, gold_text
+from ferret.optimizers.tracking import tracking_uri
+from ferret.cli import main
 
 QUESTIONS = [
     {"id": "g1", "question": "What was Consumer revenue in 2023?", "answer": "1,250",
@@ -22,7 +22,7 @@ QUESTIONS = [
 
 
 def test_eval_grounding_rates_gold_answers_and_wrong_values_of_their_pages(small_corpus, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("FERRET_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("FERRET_HOME", str(tmp_path))
     qa = tmp_path / "qa.jsonl"
     qa.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
     assert main(["eval", "--grounding", "--dataset", "jsonl", "--data", str(qa), "--index", str(small_corpus.store.dir),

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from optimizers import retrieval
-from optimizers.datasets import DATASETS, load_scifact
-from optimizers.retrieval import evaluate_recall, ndcg, page_level, ranked_units, recall, scores
+from ferret.optimizers import retrieval
+from ferret.optimizers.datasets import DATASETS, load_scifact
+from ferret.optimizers.retrieval import evaluate_recall, ndcg, page_level, ranked_units, recall, scores
 from tests.conftest import SHARED_DATA, shared
 
 

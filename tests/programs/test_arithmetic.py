@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
+from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                  may_ask_calculation, operations)
-from programs.passage_answer import COPIED_WORDS, answer_from_passages, asks_yes_no, restates, yes_or_no
+from ferret.programs.passage_answer import COPIED_WORDS, answer_from_passages, asks_yes_no, restates, yes_or_no
 
 TABLE = {"doc_id": "ctx", "page": 1, "section": "Sales", "node_id": "seg:1", "score": 1.0,
          "text": "Years Ended September 30, 2019 2018 2017\nFixed Price $ 1,452.4 $ 1,146.2\nOther 44.1 56.7 70.8\n"

@@ -7,9 +7,9 @@ import sys
 import dspy
 import pytest
 
-from programs import load_compiled, make_program
-from programs.cli import main
-from programs.paths import REPO
+from ferret.programs import load_compiled, make_program
+from ferret.cli import main
+from ferret.programs.paths import PACKAGE
 from tests.fakes import scripted_lm
 
 
@@ -42,7 +42,7 @@ def test_bad_options_get_one_line_and_exit_code_2_before_anything_opens(argv, na
 def test_an_unknown_document_or_bucket_is_named_before_the_model_is_called(argv, named, small_corpus, capsys,
                                                                           monkeypatch):
     lm, engine = scripted_lm()
-    monkeypatch.setattr("programs.lm.make_lm", lambda spec=None: lm)
+    monkeypatch.setattr("ferret.programs.lm.make_lm", lambda spec=None: lm)
     assert main([*argv, "--index", str(small_corpus.store.dir)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ferret: error: ") and named in err and err.count("\n") == 1 and engine.calls == []
@@ -133,6 +133,6 @@ def test_an_ingest_of_only_bad_files_does_not_load_the_embedder(tmp_path):
 
 def _run_cli(argv: list[str]) -> subprocess.CompletedProcess:
     """`ferret ARGV` in a fresh interpreter; prints the exit code, then which heavy modules it imported."""
-    script = ("import sys\nfrom programs.cli import main\ncode = main(sys.argv[1:])\n"
+    script = ("import sys\nfrom ferret.cli import main\ncode = main(sys.argv[1:])\n"
               "print(code, *sorted(m for m in ('torch', 'mlflow', 'litellm') if m in sys.modules))")
-    return subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, cwd=REPO, timeout=120)
+    return subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, cwd=PACKAGE, timeout=120)

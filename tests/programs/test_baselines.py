@@ -5,8 +5,8 @@ import json
 
 import dspy
 
-from programs.baselines import OneShotRAG, ReActAgent
-from programs.result import RESULT_FIELDS
+from ferret.programs.baselines import OneShotRAG, ReActAgent
+from ferret.programs.result import RESULT_FIELDS
 from tests.fakes import scripted_lm
 
 QUESTION = "What was total revenue in 2023?"
@@ -52,12 +52,12 @@ def test_react_agent_calls_tools_then_cites_pages(small_corpus):
 
 
 def test_ferret_ask_json(small_corpus, monkeypatch, capsys):
-    import programs.lm
-    from programs.cli import main
+    import ferret.programs.lm
+    from ferret.cli import main
     from tests.programs.test_iterative import ACCEPT, ANSWER, FOUND
 
     lm, _ = scripted_lm({"extract": FOUND, "evaluate": ACCEPT, "synthesize": ANSWER})
-    monkeypatch.setattr(programs.lm, "make_lm", lambda spec=None: lm)
+    monkeypatch.setattr(ferret.programs.lm, "make_lm", lambda spec=None: lm)
     assert main(["ask", QUESTION, "--index", str(small_corpus.store.dir), "--doc", "report", "--json"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["status"] == "answer" and out["citations"][0]["page"] == 1

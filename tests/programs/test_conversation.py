@@ -10,16 +10,16 @@ import dspy
 import mlflow
 import pytest
 
-import optimizers.evaluate
-import programs.conversation
-from optimizers.datasets import load_dataset, split
-from optimizers.metrics import rewrite_correct, turn_correct
-from optimizers.tracking import tracking_uri
-from programs.cli import main
-from programs.conversation import SUMMARY_CHARS, ChatState, Conversation, is_new_topic, keeps_turn, resolve
-from programs.iterative import IterativeRetriever
-from programs.paths import SAMPLE
-from programs.sessions import SessionStore
+import ferret.optimizers.evaluate
+import ferret.programs.conversation
+from ferret.optimizers.datasets import load_dataset, split
+from ferret.optimizers.metrics import rewrite_correct, turn_correct
+from ferret.optimizers.tracking import tracking_uri
+from ferret.cli import main
+from ferret.programs.conversation import SUMMARY_CHARS, ChatState, Conversation, is_new_topic, keeps_turn, resolve
+from ferret.programs.iterative import IterativeRetriever
+from ferret.programs.paths import SAMPLE
+from ferret.programs.sessions import SessionStore
 from tests.fakes import scripted_lm
 
 REVENUE = "What was total revenue in 2023?"
@@ -137,7 +137,7 @@ def test_the_loop_sees_searches_that_failed_before(small_corpus):
 
 
 def test_commands_act_on_the_last_rows_without_an_lm_call(small_corpus, tmp_path, monkeypatch):
-    monkeypatch.setattr(programs.conversation, "ROWS_SHOWN", 1)
+    monkeypatch.setattr(ferret.programs.conversation, "ROWS_SHOWN", 1)
     lm, engine = scripted_lm({"route": LIST_TIRES})
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         conversation = Conversation(small_corpus, export_dir=tmp_path)
@@ -210,7 +210,7 @@ def test_ferret_chat_prints_citations_under_answers_keeps_commands_and_resumes(s
                                                                              tmp_path):
     lm, engine = scripted_lm({"read": READ_REVENUE,
                               "rewrite": {"new_topic": False, "question": "What was total revenue in 2022?", "scope": {}}})
-    monkeypatch.setattr("programs.lm.make_lm", lambda spec=None: lm)
+    monkeypatch.setattr("ferret.programs.lm.make_lm", lambda spec=None: lm)
     index = str(small_corpus.store.dir)
     typed(monkeypatch, [REVENUE, "/sources", f"/export {tmp_path / 'x.csv'}", "/new", "/bogus", "why? " * 1000, "/quit",
                         "never read"])
@@ -242,7 +242,7 @@ def test_ferret_chat_prints_citations_under_answers_keeps_commands_and_resumes(s
 
 
 def test_ferret_chat_names_an_unknown_session_before_the_model_loads(small_corpus, monkeypatch, capsys):
-    monkeypatch.setattr("programs.lm.make_lm", lambda spec=None: pytest.fail("the model was loaded"))
+    monkeypatch.setattr("ferret.programs.lm.make_lm", lambda spec=None: pytest.fail("the model was loaded"))
     assert main(["chat", "--index", str(small_corpus.store.dir), "--session", "nope"]) == 2
     assert capsys.readouterr().err.startswith("ferret: error: unknown session 'nope'")
 
@@ -280,7 +280,7 @@ def test_ferret_eval_sample_chat_reports_turn_and_rewrite_accuracy(sample_index,
     gold = {example.question: example.standalone for example in examples}
     lm, engine = scripted_lm({"rewrite": lambda inputs: {"new_topic": False, "question": gold[inputs["turn"]],
                                                          "scope": {}}})
-    monkeypatch.setattr(optimizers.evaluate, "make_lm", lambda spec=None, threads=None: lm)
+    monkeypatch.setattr(ferret.optimizers.evaluate, "make_lm", lambda spec=None, threads=None: lm)
     assert main(["eval", "--dataset", "sample-chat", "--data", str(SAMPLE), "--index", str(sample_index),
                  "--split", "all", "--limit", "7", "--max-iterations", "1", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

@@ -6,15 +6,15 @@ import json
 import dspy
 import pytest
 
-from corpus.ingest import ingest
-from corpus.tools import Corpus
-from programs.arithmetic import compute, format_result
-from programs.baselines import OneShotRAG
-from programs.iterative import IterativeRetriever
-from programs.lm import make_lm
-from programs.result import RESULT_FIELDS
-from programs.verify import value_on_page
-from signatures.types import Finding
+from ferret.corpus.ingest import ingest
+from ferret.corpus.tools import Corpus
+from ferret.programs.arithmetic import compute, format_result
+from ferret.programs.baselines import OneShotRAG
+from ferret.programs.iterative import IterativeRetriever
+from ferret.programs.lm import make_lm
+from ferret.programs.result import RESULT_FIELDS
+from ferret.programs.verify import value_on_page
+from ferret.signatures.types import Finding
 from tests.conftest import SHARED_DATA, shared
 
 DOC = "FOOTLOCKER_2022_8K_dated-2022-05-20"

@@ -5,11 +5,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus.tools import Corpus
-from programs.cli import main
-from programs.display import citation_mark, grounding_lines
-from programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, ground, numbers_only, settle
-from programs.verify import same_number
+from ferret.corpus.tools import Corpus
+from ferret.cli import main
+from ferret.programs.display import citation_mark, grounding_lines
+from ferret.programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, ground, numbers_only, settle
+from ferret.programs.verify import same_number
 from tests.fakes import scripted_lm
 
 REPORT, CONTRACT = "northwind-annual-report-2023", "contract-acme-keystone-2023"
@@ -150,7 +150,7 @@ def test_ask_prints_an_unconfirmed_answer_as_such_and_a_grounded_one_with_what_g
     ]:
         read = {"calculation": {"expression": ""}, "answer": said, "sources": [1], "missing": ""}
         lm, _ = scripted_lm({"read": read, "extract": {"findings": [], "sections_searched": [], "failure_reason": "none"}})
-        monkeypatch.setattr("programs.lm.make_lm", lambda spec=None, lm=lm: lm)
+        monkeypatch.setattr("ferret.programs.lm.make_lm", lambda spec=None, lm=lm: lm)
         assert main(["ask", "What was Consumer revenue in 2023?", "--index", index, "--doc", "report",
                      "--max-iterations", "2"]) == 0
         out = capsys.readouterr().out.splitlines()

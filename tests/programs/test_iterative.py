@@ -8,8 +8,8 @@ import json
 import dspy
 import pytest
 
-from programs.iterative import IterativeRetriever
-from programs.strategy import ladder
+from ferret.programs.iterative import IterativeRetriever
+from ferret.programs.strategy import ladder
 from tests.fakes import ScriptedEngine, scripted_lm
 
 TOTAL = {"label": "Total revenue 2023", "value": "3,650", "doc_id": "report", "page": 1,
@@ -344,7 +344,7 @@ def test_rerank_orders_the_evidence(small_corpus):
 
 
 def test_saves_and_loads_as_json_without_pickling_the_lm(small_corpus, tmp_path):
-    from programs.lm import make_lm
+    from ferret.programs.lm import make_lm
 
     program = IterativeRetriever(small_corpus, lms={"synthesize": make_lm("local")})
     program.synthesize.predict.demos = [dspy.Example(question="q", status="fail")]
@@ -352,7 +352,7 @@ def test_saves_and_loads_as_json_without_pickling_the_lm(small_corpus, tmp_path)
     program.save(path)
     text = path.read_text()
     json.loads(text)  # plain JSON state: no pickled LM
-    assert "programs.lm:LlamaCppEngine" in text
+    assert "ferret.programs.lm:LlamaCppEngine" in text
     loaded = IterativeRetriever(small_corpus)
     loaded.load(path, allow_unsafe_lm_state=True)
     assert loaded.dump_state() == program.dump_state()

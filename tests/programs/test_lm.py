@@ -1,4 +1,4 @@
-"""programs.lm: weight assembly on fake chunks, and the real embedded model end-to-end through DSPy."""
+"""ferret.programs.lm: weight assembly on fake chunks, and the real embedded model end-to-end through DSPy."""
 from __future__ import annotations
 
 import hashlib
@@ -12,8 +12,8 @@ import dspy
 import pytest
 from dspy.lm15 import Config, Message, Request
 
-from programs import lm as lmmod
-from programs.lm import (
+from ferret.programs import lm as lmmod
+from ferret.programs.lm import (
     GRAMMAR_MAX_CHARS,
     GRAMMAR_MAX_ITEMS,
     LOCAL_MAX_TOKENS,
@@ -26,7 +26,7 @@ from programs.lm import (
     make_lm,
     model_path,
 )
-from programs.paths import cache_dir
+from ferret.programs.paths import cache_dir
 
 # --- assembly on fake chunks ----------------------------------------------------------------------
 
@@ -153,10 +153,10 @@ def test_make_lm_reuses_one_engine_per_process(local_lm):
 
 def test_the_engine_runs_one_thread_per_core_the_process_may_use(monkeypatch):
     """Pinned with `taskset -c 1`, the model gets one thread, not one per core of the machine."""
-    import programs.greedy_grammar
+    import ferret.programs.greedy_grammar
 
     loaded = {}
-    monkeypatch.setattr(programs.greedy_grammar, "GrammarGreedyLlama", lambda **kwargs: loaded.update(kwargs))
+    monkeypatch.setattr(ferret.programs.greedy_grammar, "GrammarGreedyLlama", lambda **kwargs: loaded.update(kwargs))
     monkeypatch.setattr(lmmod.os, "sched_getaffinity", lambda pid: {1})
     LlamaCppEngine(model_path="unused.gguf")._load()
     assert loaded["n_threads"] == 1
@@ -247,8 +247,8 @@ def test_greedy_under_a_grammar_gives_the_stock_samplers_tokens(local_lm, monkey
     """The grammar is checked against the greedy token first; where it rejects it (the bound below
     forces the string closed) the whole vocabulary is filtered. Either way the tokens are those of
     llama-cpp-python's own chain, which `ferret bench lm` swaps in the same way."""
-    from programs.bench import recording, stock_sampler
-    from programs.greedy_grammar import GrammarCheckedGreedy
+    from ferret.programs.bench import recording, stock_sampler
+    from ferret.programs.greedy_grammar import GrammarCheckedGreedy
 
     schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12},
                                                "legs": {"type": "integer"}},
@@ -299,7 +299,7 @@ def test_save_and_load_restore_a_working_engine(local_lm, tmp_path):
     program.save(path)
     text = path.read_text()
     state = json.loads(text)
-    assert state["lm"]["engine"] == {"class": "programs.lm:LlamaCppEngine",
+    assert state["lm"]["engine"] == {"class": "ferret.programs.lm:LlamaCppEngine",
                                      "state": {"model_path": None, "n_ctx": 8192, "n_threads": None}}
     assert "gASV" not in text and "gAWV" not in text  # no base64 pickle (protocol 4/5 header)
     assert [p.name for p in tmp_path.iterdir()] == ["p.json"]

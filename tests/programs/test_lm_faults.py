@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from optimizers import evaluate as evaluate_module
-from programs import make_program
-from programs.lm import answering, make_lm
+from ferret.optimizers import evaluate as evaluate_module
+from ferret.programs import make_program
+from ferret.programs.lm import answering, make_lm
 from tests.conftest import SAMPLE
 
 QUESTION = "What was total revenue in 2023?"

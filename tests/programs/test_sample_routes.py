@@ -9,11 +9,11 @@ import dspy
 import mlflow
 import pytest
 
-from corpus.tools import Corpus
-from optimizers.datasets import load_jsonl
-from optimizers.metrics import answer_correct
-from programs.cli import main
-from programs.iterative import IterativeRetriever
+from ferret.corpus.tools import Corpus
+from ferret.optimizers.datasets import load_jsonl
+from ferret.optimizers.metrics import answer_correct
+from ferret.cli import main
+from ferret.programs.iterative import IterativeRetriever
 from tests.conftest import SAMPLE
 from tests.fakes import scripted_lm
 
@@ -62,7 +62,7 @@ def test_ferret_demo_ingests_asks_and_evaluates(sample_index, questions, capsys,
     lm, _ = scripted_lm({"route": lambda inputs: (
         {"decision": {"route": "structured", **decisions[inputs["question"]]}} if inputs["question"] in decisions
         else {"decision": {"intent": "lookup", "route": "hybrid"}})})
-    for module in ("programs.lm", "optimizers.evaluate"):  # the ask step, and the eval step
+    for module in ("ferret.programs.lm", "ferret.optimizers.evaluate"):  # the ask step, and the eval step
         monkeypatch.setattr(f"{module}.make_lm", lambda spec=None, threads=None: lm)
     assert main(["demo", "--index", str(sample_index), "--limit", "6"]) == 0
     out = capsys.readouterr().out
@@ -71,7 +71,7 @@ def test_ferret_demo_ingests_asks_and_evaluates(sample_index, questions, capsys,
     assert "ANSWER: 9 documents match 'tires': inv-0002" in out
     assert "ANSWER: Sum of Amount over" in out and "8,417.43" in out
     run_id = out.split("MLflow run ")[1].split(":")[0]
-    from optimizers.tracking import tracking_uri
+    from ferret.optimizers.tracking import tracking_uri
 
     mlflow.set_tracking_uri(tracking_uri())
     run = mlflow.get_run(run_id)

@@ -1,6 +1,6 @@
 """The loop's policy, without an LM: escalation order (cost, granularity, scope), no repeated failures,
 backtracking, replanning."""
-from programs.strategy import Attempt, Policy, Strategy, ladder
+from ferret.programs.strategy import Attempt, Policy, Strategy, ladder
 
 
 def test_ladder_escalates_by_cost_fine_before_coarse_inside_the_document_first():

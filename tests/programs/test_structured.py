@@ -8,11 +8,11 @@ import json
 import dspy
 import pytest
 
-from corpus.tools import Corpus
-from programs.cli import main
-from programs.iterative import IterativeRetriever
-from programs.structured import asked_aggregate, asked_list, export_rows, grounded, measure, table_query
-from signatures.types import RouteDecision
+from ferret.corpus.tools import Corpus
+from ferret.cli import main
+from ferret.programs.iterative import IterativeRetriever
+from ferret.programs.structured import asked_aggregate, asked_list, export_rows, grounded, measure, table_query
+from ferret.signatures.types import RouteDecision
 from tests.fakes import scripted_lm
 
 
@@ -187,10 +187,10 @@ def test_a_lookup_the_router_calls_an_aggregate_is_not_summed_and_foreign_terms_
 
 
 def test_ferret_export_last_writes_the_last_answers_rows(small_corpus, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("FERRET_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setenv("FERRET_HOME", str(tmp_path))
     lm, _ = scripted_lm({"route": {"decision": {"route": "structured", "intent": "list", "buckets": ["invoices"],
                                                 "topic_terms": ["tires"]}}})
-    monkeypatch.setattr("programs.lm.make_lm", lambda spec=None: lm)
+    monkeypatch.setattr("ferret.programs.lm.make_lm", lambda spec=None: lm)
     assert main(["ask", "Which receipts contain tires?", "--index", str(small_corpus.store.dir), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "answer"
     assert main(["export", "LAST", "--csv", str(tmp_path / "out.csv")]) == 0

@@ -1,8 +1,8 @@
 """Citation verification against real stored pages and real FinanceBench-style numbers."""
 import pytest
 
-from programs.verify import answer_numbers, same_number, verify
-from signatures.types import Finding
+from ferret.programs.verify import answer_numbers, same_number, verify
+from ferret.signatures.types import Finding
 
 PAGE = ("CONSOLIDATED BALANCE SHEETS\n(In thousands)\nTotal current liabilities  2,213,556  2,494,435\n"
         "Accumulated other comprehensive income (loss)  (169,080)  (8,094)")

@@ -1,0 +1,102 @@
+"""The README's results table, written from the MLflow runs of one commit, so that the table and the
+commit it names never disagree.
+
+    python docs/results.py                   # the README's table from the runs in runs/mlflow.db
+    python docs/results.py --run             # first run each row's `ferret eval` (hours on the embedded model)
+    python docs/results.py --check           # exit 1 if the README's table is not the one the runs give
+
+Each row is `ferret eval --dataset D --data DATA/D --program P --split dev --limit N --json` on the
+embedded model. The table is taken from the newest commit with a finished run of every row; runs
+started from a working tree with changes ("+dirty") are never used. `$FERRET_HOME` says where the
+runs are, as for the `ferret` command.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from ferret.optimizers.tracking import client
+from ferret.programs.lm import LOCAL_MODEL
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+START, END = "<!-- results: written by docs/results.py -->", "<!-- end of results -->"
+ROWS = [(dataset, limit, program) for dataset, limit in (("hotpotqa", 30), ("tatqa", 16), ("financebench", 20))
+        for program in ("iterative", "oneshot")]
+NAMES = {"hotpotqa": "HotpotQA", "tatqa": "TAT-QA", "financebench": "FinanceBench"}
+
+
+def command(dataset: str, limit: int, program: str, data: str = "../shared/data") -> list[str]:
+    return ["ferret", "eval", "--dataset", dataset, "--data", f"{data}/{dataset}", "--program", program,
+            "--split", "dev", "--limit", str(limit), "--json"]
+
+
+def runs_by_commit() -> dict[str, dict[tuple, dict]]:
+    """{commit: {row: the newest finished run of that row at that commit}}, commits newest first."""
+    mlflow_client, found = client(), {}
+    for dataset in dict.fromkeys(dataset for dataset, _, _ in ROWS):
+        experiment = mlflow_client.get_experiment_by_name(dataset)
+        if experiment is None:
+            continue
+        for run in mlflow_client.search_runs([experiment.experiment_id], "attributes.status = 'FINISHED'",
+                                             order_by=["attributes.start_time DESC"], max_results=5000):
+            params = run.data.params
+            row = (dataset, int(params.get("limit") or 0), params.get("program"))
+            commit = params.get("git_commit", "unknown")
+            if (row in ROWS and params.get("split") == "dev" and not params.get("compiled")
+                    and params.get("lm") == LOCAL_MODEL and re.fullmatch(r"[0-9a-f]{7,40}", commit)):
+                found.setdefault(commit, {}).setdefault(row, run)
+    return found
+
+
+def _row(run, dataset: str, limit: int, program: str) -> str:
+    m = run.data.metrics
+    rungs = ", ".join(f"{name[5:-9]} {int(m[name])}/{int(m.get(name[:-9] + '_correct', 0))}"
+                      for name in sorted(m) if name.startswith("rung_") and name.endswith("_answered"))
+    cells = [f"{NAMES[dataset]} dev {limit}", program, f"{m['accuracy']:.3f}",
+             f"{m['evidence_recall_at_5']:.2f} / {m['evidence_recall_all_at_5']:.2f}", f"{m['answered_rate']:.2f}",
+             f"{m.get('grounded_accuracy', 0):.2f}", f"{m.get('wrong_grounded_rate', 0):.3f}",
+             f"{m['avg_lm_calls']:.2f}", f"{m['avg_seconds']:.0f}", rungs, run.info.run_id[:8]]
+    return "| " + " | ".join(cells) + " |"
+
+
+def table() -> str:
+    for commit, runs in runs_by_commit().items():
+        if len(runs) == len(ROWS):
+            break
+    else:
+        raise SystemExit("no commit has a finished run of every row; run: python docs/results.py --run")
+    lines = [START, f"At commit {commit[:7]}, the embedded model (`--lm local`); each row is "
+             f"`{' '.join(command('D', 'N', 'P'))}`.", "",
+             "| set | program | accuracy | evidence recall@5 / all@5 | answered | grounded accuracy | wrong grounded "
+             "| LM calls | s/question | answered by (answered/right) | MLflow run |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [_row(runs[row], *row) for row in ROWS]
+    return "\n".join([*lines, END])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", action="store_true", help="run every row's eval first, one after another")
+    parser.add_argument("--data", default="../shared/data", help="the folder holding the datasets' folders")
+    parser.add_argument("--check", action="store_true", help="only compare the README's table with the runs'")
+    args = parser.parse_args()
+    if args.run:
+        for row in ROWS:
+            subprocess.run(command(*row, data=args.data), check=True)
+    text = README.read_text(encoding="utf-8")
+    if START not in text or END not in text:
+        raise SystemExit(f"{README} has no results markers ({START} ... {END})")
+    before, rest = text.split(START, 1)
+    new = before + table() + rest.split(END, 1)[1]
+    if args.check:
+        return 0 if new == text else 1
+    README.write_text(new, encoding="utf-8")
+    print(f"{README}: results table written")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""What the subcommands share: argument types that reject bad input in one line, the common options,
+and SIGTERM handled as Ctrl-C."""
+from __future__ import annotations
+
+import argparse
+import re
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ferret.programs import PROGRAM_NAMES
+
+DEFAULT_INDEX = "runs/index"
+MAX_ITERATIONS = 20  # of the iterative loop; each costs up to a few LM calls
+MAX_THREADS = 64
+MAX_QUESTIONS = 1_000_000  # --limit, --train, --val: more than any split holds
+
+
+class Parser(argparse.ArgumentParser):
+    """Bad input gets one line naming the value and what is allowed, and exit code 2 (no usage dump)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def count(low: int, high: int):
+    """An argparse type: a whole number from `low` to `high`."""
+
+    def whole_number(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range: allowed {low} to {high}")
+        return value
+
+    return whole_number
+
+
+def words(text: str) -> str:
+    """An argparse type: text with something in it (a question, a query)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is empty")
+    return text
+
+
+def run_id(text: str) -> str:
+    """An argparse type: an MLflow run id (32 hex digits), checked before the store is opened."""
+    if not re.fullmatch(r"[0-9a-f]{32}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an MLflow run id (32 hex digits, as `ferret runs list` shows)")
+    return text
+
+
+def program_options(parser: argparse.ArgumentParser, lm_help: str = "LiteLLM model string, or 'local' (default; also env FERRET_LM)") -> None:
+    """The program that answers and its LM."""
+    parser.add_argument("--program", choices=PROGRAM_NAMES, default="iterative")
+    parser.add_argument("--lm", help=lm_help)
+
+
+def iterations_option(parser: argparse.ArgumentParser, default: int | None = None) -> None:
+    parser.add_argument("--max-iterations", type=count(1, MAX_ITERATIONS), default=default,
+                        help=f"iterative program only (default {default or 4})")
+
+
+def accept_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--accept", choices=["grounded", "on_page"], default="grounded",
+                        help="lowest grounding stated as an answer: 'grounded' (default: the value's row, column or "
+                             "sentence is the question's) or 'on_page' (printed on the cited page); below it the "
+                             "answer is a fail with an unconfirmed candidate")
+
+
+def dataset_options(parser: argparse.ArgumentParser, datasets: str) -> None:
+    """The options `eval` and `compile` share: the dataset, its index, the program and its LM."""
+    parser.add_argument("--dataset", required=True, help=datasets)
+    parser.add_argument("--data", required=True, help="the dataset's folder (or the JSONL file for jsonl)")
+    parser.add_argument("--index", help="index directory (default runs/indexes/DATASET; documents are ingested)")
+    program_options(parser, "the program's LM: LiteLLM model string, or 'local' (default; env FERRET_LM)")
+
+
+def ray_options(parser: argparse.ArgumentParser, what: str, workers: bool = True) -> None:
+    parser.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                        help=f"{what}: a local Ray on this machine, or the cluster at ADDRESS (auto, HOST:6379, "
+                             "ray://HOST:10001) started with `ray start --head`")
+    if workers:
+        parser.add_argument("--workers", type=count(1, MAX_THREADS),
+                            help="with --ray: workers, one CPU each (default: this machine's cores, or the cluster's CPUs)")
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """`kill` and job schedulers (SIGTERM) stop an ingest, an eval or a compile as Ctrl-C does, keeping its work."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"stopped by signal {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
