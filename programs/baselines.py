@@ -7,20 +7,21 @@ from pathlib import Path
 import dspy
 
 from ferret.corpus.tools import Corpus
+from ferret.programs.confirm import confirmed
 from ferret.programs.grounding import GROUNDED, UNSUPPORTED, Grounding, check_accept, citation_levels, ground, settle
 from ferret.programs.iterative import load_corpus
 from ferret.programs.result import check_input, error_text, measured
 from ferret.programs.verify import Verification, verify, verify_pages
-from ferret.signatures import AgentAnswer, AnswerFromPassages
+from ferret.signatures import AgentAnswer, AnswerFromPassages, ConfirmAnswer
 from ferret.signatures.types import Finding
 
 
-def _result(question: str, corpus: Corpus, accept: str, answer: str, check: Verification, evidence: list[dict],
-            iterations: int, trajectory: list, reason: str = "", rung: str = "read") -> dspy.Prediction:
-    """The baseline's outcome: its answer stated when grounded at `accept` or better, else a "fail" with
-    the answer as the unconfirmed candidate (`programs.grounding`)."""
-    grounding = ground(question, answer, None, [(c.doc_id, c.page) for c in check.citations], corpus) if answer \
-        else Grounding(UNSUPPORTED, "")
+def _result(question: str, corpus: Corpus, accept: str, confirm: dspy.Predict, answer: str, check: Verification,
+            evidence: list[dict], iterations: int, trajectory: list, reason: str = "", rung: str = "read") -> dspy.Prediction:
+    """The baseline's outcome: its answer stated when grounded at `accept` or better (a text value confirmed
+    by `confirm`), else a "fail" with the answer as the unconfirmed candidate (`programs.grounding`)."""
+    grounding = confirmed(confirm, question, answer, ground(question, answer, None, [(c.doc_id, c.page) for c in check.citations],
+                                                            corpus), accept) if answer else Grounding(UNSUPPORTED, "")
     citation_levels(check.citations, grounding)
     status, answer, reason, candidate = settle("answer" if answer else "fail", answer,
                                                reason or ("" if answer else "no answer in what was retrieved"), grounding, accept)
@@ -43,6 +44,7 @@ class OneShotRAG(dspy.Module):
         self.top_k = top_k
         self.context_chars = context_chars
         self.answer = dspy.ChainOfThought(AnswerFromPassages)
+        self.confirm = dspy.Predict(ConfirmAnswer)
 
     def forward(self, question: str, doc_id: str | None = None, bucket: str | None = None) -> dspy.Prediction:
         check_input(self.corpus, question, doc_id, bucket)
@@ -62,7 +64,7 @@ class OneShotRAG(dspy.Module):
             answer, sources, reason = "", [], f"answer failed: {error_text(error)}"
         check = verify(answer, sources if answer else [], findings, self.corpus.page_text, self.corpus.file_of)
         evidence = [{"doc_id": h["doc_id"], "page": h["page"], "section": h["section"]} for h in hits]
-        return _result(question, self.corpus, self.accept, answer, check, evidence, 1, [{"step": "search", "hits": len(hits)},
+        return _result(question, self.corpus, self.accept, self.confirm, answer, check, evidence, 1, [{"step": "search", "hits": len(hits)},
                                                     {"step": "answer", "answer": answer, "sources": sources}], reason)
 
 
@@ -74,6 +76,7 @@ class ReActAgent(dspy.Module):
         self.corpus = load_corpus(corpus)
         self.accept = check_accept(accept)
         self.agent = dspy.ReAct(AgentAnswer, tools=self.corpus.tools(), max_iters=max_iters)
+        self.confirm = dspy.Predict(ConfirmAnswer)
 
     def forward(self, question: str, doc_id: str | None = None, bucket: str | None = None) -> dspy.Prediction:
         check_input(self.corpus, question, doc_id, bucket)
@@ -88,4 +91,4 @@ class ReActAgent(dspy.Module):
             answer, pages, steps, reason = "", [], [], f"agent failed: {error_text(error)}"
         check = verify_pages(answer, pages if answer else [], self.corpus.page_text, self.corpus.file_of)
         evidence = [{"doc_id": d, "page": p, "section": ""} for d, p in pages]
-        return _result(question, self.corpus, self.accept, answer, check, evidence, len(steps), steps, reason, rung="agent")
+        return _result(question, self.corpus, self.accept, self.confirm, answer, check, evidence, len(steps), steps, reason, rung="agent")

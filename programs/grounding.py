@@ -15,6 +15,9 @@ The answer's level is its weakest value's; a yes/no answer is grounded when a ci
 least half of the question's claim. Question words are stems (`corpus.hops.stems`), a few synonyms of
 financial statements joined (SYNONYMS), words of the questions' boilerplate (GENERIC) and the cited
 document's own name aside (every line of a filing is about its company).
+All of this is code, without an LM. A text value's sentence can name several things, so a program that
+states only grounded answers also asks its model whether that sentence answers the question with the
+value (`programs.confirm`).
 """
 from __future__ import annotations
 
@@ -77,6 +80,7 @@ class Grounding:
     reason: str = ""  # why it is not grounded ("" when it is)
     shown: list[str] = field(default_factory=list)  # each value with what grounded it: "380.1 · Consumer · Revenue 2022 · p.13"
     pages: dict[tuple[str, int], str] = field(default_factory=dict)  # each cited page's level
+    sentence: str = ""  # a grounded text value's sentence, for the model to confirm (`programs.confirm`)
 
 
 def stems(text: str) -> set[str]:
@@ -338,6 +342,7 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
                 result.pages[place] = max(result.pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
                 if LEVELS.index(level) > LEVELS.index(result.level):
                     result.level, result.shown = level, [f"{' '.join(core)} · {place[0]} · p.{place[1]}"]
+                    result.sentence = " ".join(sentence.split())
                     result.reason = "" if level == GROUNDED else (
                         f"{' '.join(core)!r} is printed, but not in the sentence of its page that names most of the question")
     return result

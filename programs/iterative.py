@@ -51,6 +51,7 @@ from dspy.utils.exceptions import AdapterParseError, LMError
 from ferret.corpus.hops import hop_needed, hop_search
 from ferret.corpus.tools import Corpus
 from ferret.programs.arithmetic import operations
+from ferret.programs.confirm import confirmed
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
 from ferret.programs.passage_answer import answer_from_passages
 from ferret.programs.result import check_input, error_text, measured, outcome
@@ -58,7 +59,7 @@ from ferret.programs.strategy import Attempt, Policy, Strategy, ladder
 from ferret.programs.structured import (ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, grounded, nothing_matched,
                                  table_query)
 from ferret.programs.verify import finding_number, value_on_page, verify
-from ferret.signatures import Evaluator, Extraction, Planner, ReadPassages, Rerank, Router, Synthesis
+from ferret.signatures import ConfirmAnswer, Evaluator, Extraction, Planner, ReadPassages, Rerank, Router, Synthesis
 from ferret.signatures.router import EXAMPLES as ROUTER_EXAMPLES
 from ferret.signatures.types import FailedSearch, Finding, RouteDecision
 
@@ -69,7 +70,7 @@ MAX_ITEM_CHARS = 150  # a shopping item names one value; a longer "item" from th
 MAX_EVIDENCE = 20
 READ_ROWS = 2  # table rows the question names, read by the first rung beside its passages
 LABEL_CANDIDATES = 20  # labels looked at for them
-STEPS = ("route", "read", "extract", "evaluate", "synthesize", "plan", "rerank")
+STEPS = ("route", "read", "confirm", "extract", "evaluate", "synthesize", "plan", "rerank")
 SECTIONS_NOT_SHOWN = "(not shown: read the results)"
 
 
@@ -80,7 +81,7 @@ def load_corpus(corpus: Corpus | str | Path) -> Corpus:
 class IterativeRetriever(dspy.Module):
     """Answer a question over a corpus by iterative, failure-aware retrieval with verified citations.
 
-    `lms` maps step names (route, extract, evaluate, synthesize, plan, rerank) to per-step LMs, e.g. a
+    `lms` maps step names (route, read, confirm, extract, evaluate, synthesize, plan, rerank) to per-step LMs, e.g. a
     cheap LM for routing and extraction and a stronger one for synthesis; unset steps use the
     configured default LM.
     """
@@ -107,6 +108,7 @@ class IterativeRetriever(dspy.Module):
         self.route = dspy.Predict(Router)
         self.route.demos = list(ROUTER_EXAMPLES)  # worked readings, until a compile replaces them
         self.read = dspy.ChainOfThought(ReadPassages)
+        self.confirm = dspy.Predict(ConfirmAnswer)
         self.extract = _Agent(Extraction, tools=self._tools(), max_iters=agent_steps)
         self.evaluate = dspy.Predict(Evaluator)
         self.synthesize = dspy.ChainOfThought(Synthesis)
@@ -282,11 +284,13 @@ class IterativeRetriever(dspy.Module):
 
     def _ground(self, state: "_Run", answer: str, findings: list[Finding], computation: str = "") -> Grounding:
         """The answer's grounding on the pages of `findings`; a calculation's operands are its findings' values,
-        and the bridges the hops rung read through name what the question asks about."""
+        and the bridges the hops rung read through name what the question asks about. A text value grounded
+        in code is confirmed by the model (`programs.confirm`)."""
         values = [n for f in findings if (n := finding_number(f)) is not None] if computation else None
         bridges = list(dict.fromkeys(hit["via"] for hit in state.read_hits if hit.get("via")))
-        return ground(state.question, answer, values, [(f.doc_id, f.page) for f in findings], self.corpus, computation,
-                      bridges)
+        grounding = ground(state.question, answer, values, [(f.doc_id, f.page) for f in findings], self.corpus,
+                           computation, bridges)
+        return confirmed(self.confirm, state.question, answer, grounding, self.accept)
 
     def _question_rows(self, state: "_Run") -> list[dict]:
         """At most READ_ROWS table rows whose label the question names (every word of it), each as a

@@ -1,5 +1,6 @@
 """Typed DSPy signatures of the loop's steps; each docstring is the step's instruction."""
 from ferret.signatures.answer import AgentAnswer, AnswerFromPassages
+from ferret.signatures.confirm import ConfirmAnswer
 from ferret.signatures.conversation import RewriteTurn, UpdateSummary
 from ferret.signatures.evaluator import Evaluator
 from ferret.signatures.extraction import Extraction
@@ -10,5 +11,5 @@ from ferret.signatures.rerank import Rerank
 from ferret.signatures.router import Router
 from ferret.signatures.synthesis import Synthesis
 
-__all__ = ["AgentAnswer", "AnswerFromPassages", "Evaluator", "Extraction", "JudgeAnswer", "Planner", "ReadPassages", "Rerank",
+__all__ = ["AgentAnswer", "AnswerFromPassages", "ConfirmAnswer", "Evaluator", "Extraction", "JudgeAnswer", "Planner", "ReadPassages", "Rerank",
            "RewriteTurn", "Router", "Synthesis", "UpdateSummary"]

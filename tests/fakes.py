@@ -24,6 +24,7 @@ _INPUT = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond wi
 STEP_FIELDS = {
     "route": {"decision"},
     "read": {"calculation", "missing"},
+    "confirm": {"answers_question"},
     "act": {"next_tool_name"},
     "extract": {"findings", "failure_reason"},
     "evaluate": {"answered"},
@@ -46,6 +47,7 @@ STEP_FIELDS = {
 DEFAULTS: dict[str, Reply] = {
     "route": {"decision": {"intent": "lookup", "route": "hybrid"}},
     "read": {"calculation": {"expression": ""}, "answer": "", "sources": [], "missing": "not in these passages"},
+    "confirm": {"answers_question": True},
     "act": {"next_thought": "I have what I need.", "next_tool_name": "finish", "next_tool_args": {}},
     "extract": {"findings": [], "sections_searched": [], "failure_reason": "not found"},
     "evaluate": {"answered": False, "valid_findings": [], "resolved_subqueries": [], "reason": "no"},

@@ -111,7 +111,7 @@ def test_each_optimizer_compiles_the_whole_module_and_the_json_reloads(scripted,
     assert (result["train_n"], result["val_n"]) == (3, 3) and result["compiled_path"] == str(out)
     assert result["score_before"] == pytest.approx(1 / 3, abs=1e-3) and result["score_after"] == 1.0
     state = saved_state(out)
-    assert set(state) == {"route", "read.predict", "extract.react", "extract.extract.predict", "evaluate",
+    assert set(state) == {"route", "read.predict", "confirm", "extract.react", "extract.extract.predict", "evaluate",
                           "synthesize.predict", "plan", "rerank"}
     assert all(predictor["lm"] is None for predictor in state.values())  # no LM in the file
     synthesis = state["synthesize.predict"]

@@ -1,15 +1,22 @@
 """Grounding levels: a value grounds only in the question's row, column or sentence (programs/grounding.py)."""
 from __future__ import annotations
 
+import json
+
+import dspy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ferret.corpus.tools import Corpus
 from ferret.cli import main
+from ferret.programs.baselines import OneShotRAG
+from ferret.programs.confirm import confirmed
 from ferret.programs.display import citation_mark, grounding_lines
 from ferret.programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, ground, numbers_only, settle
+from ferret.programs.lm import answering
 from ferret.programs.verify import same_number
+from ferret.signatures import ConfirmAnswer
 from tests.fakes import scripted_lm
 
 REPORT, CONTRACT = "northwind-annual-report-2023", "contract-acme-keystone-2023"
@@ -193,3 +200,42 @@ def test_a_text_answer_is_grounded_by_its_words_not_by_a_date_or_a_number_it_hap
     assert ground(question, "Steven John Wilson (born 3 November 1967)", None, [("Steven Wilson", 1)], passage).level != GROUNDED
     assert numbers_only("1,098 and 1,055 respectively") and numbers_only("$2.1 million")
     assert not numbers_only("Toad Hall 23") and not numbers_only("The answer is 12.1")
+
+
+def test_a_grounded_name_the_model_does_not_confirm_is_on_the_page_only():
+    """The sentence that names most of the question can name several things; the model is asked which."""
+    passage = _Passage("Lakota people\nThe Lakota are a Native American people; with the Dakota Sioux they were "
+                       "painted by George Catlin, who was born in Pennsylvania and worked in New York.")
+    question, page = "Which people did George Catlin paint with the Lakota?", [("Lakota people", 1)]
+    grounding = ground(question, "New York", None, page, passage)
+    assert grounding.level == GROUNDED and "New York" in grounding.sentence  # code cannot tell the names apart
+    lm, engine = scripted_lm({"confirm": [{"answers_question": False}, {"answers_question": True}]})
+    confirm = dspy.Predict(ConfirmAnswer)
+    with answering(lm):
+        refused = confirmed(confirm, question, "New York", grounding, GROUNDED)
+        kept = confirmed(confirm, question, "New York", grounding, GROUNDED)
+        not_asked = confirmed(confirm, question, "New York", grounding, ON_PAGE)  # on_page answers are stated anyway
+    assert refused.level == ON_PAGE and "did not confirm" in refused.reason and refused.pages == {page[0]: ON_PAGE}
+    assert kept == grounding and not_asked == grounding
+    assert engine.steps() == ["confirm", "confirm"]
+    assert engine.calls[0][1]["passage"] == grounding.sentence and engine.calls[0][1]["proposed_answer"] == "New York"
+
+
+def test_oneshot_states_a_text_answer_only_when_the_model_confirms_it_and_never_asks_about_a_number(small_corpus):
+    question = "What section does Note 3 refer to?"
+
+    def answer(inputs):
+        passages = json.loads(inputs["passages"])
+        return {"answer": "Segment Results", "sources": [next(i for i, p in enumerate(passages) if "entitled" in p)]}
+
+    for confirms, status in ((True, "answer"), (False, "fail")):
+        lm, engine = scripted_lm({"answer": answer, "confirm": {"answers_question": confirms}})
+        with answering(lm):
+            result = OneShotRAG(small_corpus)(question=question, doc_id="report")
+        assert engine.steps() == ["answer", "confirm"] and result.lm_calls == 2
+        assert result.status == status and (result.answer or result.candidate) == "Segment Results"
+        assert result.grounding == (GROUNDED if confirms else ON_PAGE)
+    lm, engine = scripted_lm({"answer": {"answer": "Consumer revenue was 1,100.", "sources": [0]}})
+    with answering(lm):
+        OneShotRAG(small_corpus)(question="What was Consumer segment revenue in 2022?", doc_id="report")
+    assert "confirm" not in engine.steps()

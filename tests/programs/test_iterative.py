@@ -427,9 +427,10 @@ KING = {"calculation": {"expression": ""}, "answer": "Stephen King", "sources": 
 
 def test_a_question_through_a_bridge_reads_the_bridge_page_found_in_code(hop_corpus):
     """The Leland page names the film; the film's page, which the question's own search does not rank in
-    its top 3, is searched in code and read: one read, two LM calls, answered by the hops rung."""
+    its top 3, is searched in code and read: one read (and the model's confirmation of the name it
+    grounds), answered by the hops rung."""
     result, engine = run(hop_corpus, {"read": KING}, question=BRIDGE_QUESTION, doc_id=None, read_k=3)
-    assert engine.steps() == ["route", "read"]  # the hop comes before the read: no one-hop read first
+    assert engine.steps() == ["route", "read", "confirm"]  # the hop comes before the read: no one-hop read first
     hops = steps_of(result, "hops")[0]
     assert "Maximum Overdrive" in hops["bridges"] and hops["why"].startswith("it names a thing through another")
     assert [p["via"] for p in hops["passages"]] == ["", "", "Maximum Overdrive"]
@@ -455,13 +456,22 @@ def test_the_hops_rung_follows_a_first_read_that_did_not_answer(hop_corpus):
     result, engine = run(hop_corpus, {"read": [missing, answer]}, question=question, doc_id=None, read_k=2)
     assert "Stephen King" not in inputs_of(engine, "read")[0]["passages"]
     assert "[2] Maximum Overdrive page 1" in inputs_of(engine, "read")[1]["passages"]
-    assert engine.steps() == ["route", "read", "read"]
+    assert engine.steps() == ["route", "read", "read", "confirm"]
     assert [step.get("rung") for step in steps_of(result, "read")] == ["read", "hops"]
     assert result.answered_by == "hops" and result.iterations == 2
     assert [f["strategy"] for f in result.failed_searches] == ["read: hybrid search for passages, global"]
     result, engine = run(hop_corpus, {"read": {**KING, "sources": [1]}}, question="Who made Maximum Overdrive?",
                          doc_id=None, read_k=2)
-    assert engine.steps() == ["route", "read"] and result.answered_by == "read"
+    assert engine.steps() == ["route", "read", "confirm"] and result.answered_by == "read"
+
+
+def test_a_read_whose_name_the_model_does_not_confirm_goes_on_and_ends_unconfirmed(hop_corpus):
+    script = {"read": {**KING, "sources": [1]}, "confirm": {"answers_question": False}}
+    result, engine = run(hop_corpus, script, question="Who made Maximum Overdrive?", doc_id=None, read_k=2)
+    assert engine.steps()[:3] == ["route", "read", "confirm"] and len(engine.steps()) > 3  # the loop went on
+    assert "did not confirm" in result.failed_searches[0]["reason"]
+    assert result.status == "fail" and result.answer == "" and result.candidate == "Stephen King"
+    assert result.grounding == "on_page"
 
 
 def test_answered_by_names_the_ladder_rung_or_nothing_without_an_answer(small_corpus):
