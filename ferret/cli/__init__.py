@@ -1,4 +1,4 @@
-"""The `ferret` command: ingest, remove, compact, search, ask, chat, export, demo, eval, compile, runs, bench."""
+"""The `ferret` command: ingest, remove, compact, search, ask, chat, export, demo, eval, compile, runs, ui, bench."""
 from __future__ import annotations
 
 import sys

@@ -1,8 +1,9 @@
-"""`ferret eval | compile | runs`: score a program on labeled questions, optimize it, compare the
-MLflow runs."""
+"""`ferret eval | compile | runs | ui`: score a program on labeled questions, optimize it, compare the
+MLflow runs, browse them."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from ferret.cli.arguments import (MAX_QUESTIONS, MAX_THREADS, accept_option, count, dataset_options,
@@ -62,6 +63,10 @@ def add_commands(commands) -> None:
     runs_compare.add_argument("--json", action="store_true")
     runs.set_defaults(run=_runs)
 
+    ui = commands.add_parser("ui", help="the MLflow UI of the tracked runs (runs/mlflow.db), served on 127.0.0.1")
+    ui.add_argument("--port", type=count(1024, 65535), default=5000)
+    ui.set_defaults(run=_ui)
+
 
 def _eval(args) -> int:
     from ferret.optimizers.evaluate import evaluate, evaluate_grounding_check, evaluate_search
@@ -102,7 +107,7 @@ def print_summary(summary: dict) -> None:
     if "mlflow_run_id" in summary:
         from ferret.optimizers.tracking import tracking_uri
 
-        print(f"MLflow run {summary['mlflow_run_id']}: mlflow ui --backend-store-uri {tracking_uri()}")
+        print(f"MLflow run {summary['mlflow_run_id']} in {tracking_uri()}: ferret ui to browse it")
 
 
 def _compile(args) -> int:
@@ -140,3 +145,15 @@ def _runs(args) -> int:
         print(f"plot: {plot_runs(summaries, args.plot)}", file=sys.stderr)
     print(json.dumps(summaries) if args.json else side_by_side(summaries))
     return 0
+
+
+def _ui(args) -> int:
+    """This process becomes MLflow's server of the project's store, on this machine only."""
+    from ferret.optimizers.tracking import tracking_uri
+    from ferret.programs.paths import runs_dir
+
+    runs_dir().mkdir(parents=True, exist_ok=True)
+    print(f"MLflow UI of {tracking_uri()}: http://127.0.0.1:{args.port} (Ctrl-C stops it)", flush=True)
+    os.execv(sys.executable, [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", tracking_uri(),
+                              "--default-artifact-root", (runs_dir() / "artifacts").as_uri(),
+                              "--host", "127.0.0.1", "--port", str(args.port), "--workers", "1"])

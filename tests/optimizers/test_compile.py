@@ -9,6 +9,13 @@ question of three right, and a program an optimizer taught gets all three."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 
 import dspy
 import mlflow
@@ -320,3 +327,39 @@ def test_a_teacher_lm_is_refused_for_an_optimizer_without_a_teacher(scripted):
     qa, corpus, _, _ = scripted
     with pytest.raises(ValueError, match="--teacher-lm needs an optimizer that bootstraps demos"):
         compile_program("jsonl", qa, "gepa", index=corpus.store.dir, track=False, teacher_lm="local:teacher.gguf")
+
+
+def test_ferret_ui_serves_the_runs_of_a_compile_and_its_evaluations(scripted, tmp_path):
+    """`ferret ui` serves the project's store on 127.0.0.1: MLflow's REST API holds the compile run and the
+    evaluations before and after it, with the metrics ferret logged."""
+    qa, corpus, _, _ = scripted
+    result = compile_program("jsonl", qa, "bootstrap", index=corpus.store.dir, out=tmp_path / "c.json")
+    logged = {run_id: mlflow.MlflowClient(tracking_uri()).get_run(run_id).data.metrics
+              for run_id in (result["mlflow_run_id"], result["before_run_id"], result["after_run_id"])}
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "ferret", "ui", "--port", str(port)], start_new_session=True,
+                              env={**os.environ, "FERRET_HOME": str(tmp_path)}, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    api = f"http://127.0.0.1:{port}/api/2.0/mlflow"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                experiments = json.load(urllib.request.urlopen(f"{api}/experiments/search?max_results=100", timeout=5))
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, "ferret ui did not serve"
+                time.sleep(1)
+        ids = [e["experiment_id"] for e in experiments["experiments"] if e["name"] == "jsonl"]
+        request = urllib.request.Request(f"{api}/runs/search", json.dumps({"experiment_ids": ids, "max_results": 100}).encode(),
+                                         {"Content-Type": "application/json"})
+        served = {run["info"]["run_id"]: {m["key"]: m["value"] for m in run["data"].get("metrics", [])}
+                  for run in json.load(urllib.request.urlopen(request, timeout=30))["runs"]}
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=60)
+    for run_id, metrics in logged.items():
+        assert served[run_id] == pytest.approx(metrics) and metrics, run_id
+    assert served[result["before_run_id"]]["accuracy"] == pytest.approx(result["score_before"])
