@@ -17,7 +17,7 @@ import dspy
 
 from ferret.corpus.numbers import numbers_in
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
-                                 may_ask_calculation)
+                                        may_ask_calculation)
 from ferret.programs.passage_answer import CONSTANTS
 from ferret.programs.structured import grounded
 from ferret.programs.verify import same_number, value_on_page

@@ -29,7 +29,7 @@ from ferret.optimizers.metrics import CHAT_METRICS, METRICS, make_judge_metric
 from ferret.optimizers.grounding_check import evaluate_grounding
 from ferret.optimizers.retrieval import evaluate_recall
 from ferret.optimizers.tracking import (STATUS_COUNTS, git_commit, metric_name, plot_risk_coverage, plot_runs, recent_runs, run_summaries,
-                                 runs_dir, use_experiment)
+                                        runs_dir, use_experiment)
 from ferret.programs import load_compiled, make_program
 from ferret.programs.conversation import ChatState, Conversation
 from ferret.programs.lm import answering, anywhere, make_lm

@@ -57,7 +57,7 @@ from ferret.programs.passage_answer import answer_from_passages
 from ferret.programs.result import check_input, error_text, measured, outcome
 from ferret.programs.strategy import Attempt, Policy, Strategy, ladder
 from ferret.programs.structured import (ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, grounded, nothing_matched,
-                                 table_query)
+                                        table_query)
 from ferret.programs.verify import finding_number, value_on_page, verify
 from ferret.signatures import ConfirmAnswer, Evaluator, Extraction, Planner, ReadPassages, Rerank, Router, Synthesis
 from ferret.signatures.router import EXAMPLES as ROUTER_EXAMPLES

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ferret.corpus.numbers import number_spans, numbers_in
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
-                                 may_ask_calculation)
+                                        may_ask_calculation)
 from ferret.programs.verify import TOLERANCE, answer_numbers, same_number
 from ferret.signatures.types import Finding
 

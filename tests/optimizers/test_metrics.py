@@ -10,8 +10,8 @@ import pytest
 
 from ferret.optimizers.datasets import load_financebench, load_hotpotqa, load_tatqa
 from ferret.optimizers.metrics import (METRICS, answer_correct, answered, citations_verified, evidence_all, evidence_any,
-                                evidence_recall, exact_match, feedback_metric, make_judge_metric, mrr_at_10,
-                                token_f1)
+                                       evidence_recall, exact_match, feedback_metric, make_judge_metric, mrr_at_10,
+                                       token_f1)
 from ferret.signatures.judge import JUDGE_PROMPT_VERSION, JudgeAnswer
 from tests.conftest import FINANCEBENCH, SHARED_DATA, shared
 from tests.fakes import scripted_lm

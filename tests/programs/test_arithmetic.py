@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
-                                 may_ask_calculation, operations)
+                                        may_ask_calculation, operations)
 from ferret.programs.passage_answer import COPIED_WORDS, answer_from_passages, asks_yes_no, restates, yes_or_no
 
 TABLE = {"doc_id": "ctx", "page": 1, "section": "Sales", "node_id": "seg:1", "score": 1.0,
