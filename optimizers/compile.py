@@ -56,6 +56,7 @@ from ferret.optimizers.metrics import answer_correct, feedback_metric
 from ferret.optimizers.tracking import git_commit, runs_dir, use_experiment
 from ferret.programs import make_program
 from ferret.programs.lm import answering, make_lm
+from ferret.programs.repairs import repairs_on
 
 # Demos are bootstrapped steps only (max_labeled_demos 0): a labeled question lacks what each step reads
 # (passages, findings) and carries the dataset's answer format ("['Greece and Turkey']"), so DSPy would
@@ -157,13 +158,16 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
                     reflection_lm: str | None = None, train: int | None = None, val: int | None = None,
                     budget: str = "light", out: str | Path | None = None, threads: int = 1, track: bool = True,
                     progress: bool = False, teacher_lm: str | None = None, ray: str | None = None,
-                    workers: int | None = None) -> dict:
+                    workers: int | None = None, repairs: bool | None = None) -> dict:
     """Compile `program` with `optimizer` on the first `train` train questions, validated on the first
     `val` dev questions; save it to `out` (default runs/compiled/DATASET-PROGRAM-OPTIMIZER-TIME.json) and
     return the scores before and after, the path, the MLflow run id and the seconds taken.
 
     `teacher_lm` (bootstrap, random-search, mipro) runs the train questions whose correct traces become
     demos, such as a larger local model (`local:PATH`); the compiled program runs on `lm`.
+
+    `repairs` (`programs.repairs`; None: on when `lm` is an embedded model) is decided before the compile
+    and saved in the compiled state with the program's other settings.
 
     `ray` (optimizers/distributed.py): the before and after evaluations answer their questions on
     `workers` Ray workers; the optimizer evaluates candidates on that many threads, and the in-process
@@ -187,7 +191,8 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
             return on_ray(model) if ray else model
 
         task_lm = lm_of(lm)
-        job = Job(student=make_program(program, Corpus(index)), trainset=trainset, valset=valset,
+        repairs = repairs_on(repairs, task_lm)
+        job = Job(student=make_program(program, Corpus(index), repairs=repairs), trainset=trainset, valset=valset,
                   settings=BUDGETS[optimizer][budget], task_lm=task_lm,
                   prompt_lm=lm_of(prompt_lm) if prompt_lm else task_lm,
                   reflection_lm=lm_of(reflection_lm) if reflection_lm else task_lm,
@@ -202,7 +207,7 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
 
         def score(compiled: Path | None) -> dict:
             return evaluate(dataset, data, index, program, lm, compiled, "dev", val, threads, progress=progress,
-                            track=track, ray=ray, workers=count)
+                            track=track, ray=ray, workers=count, repairs=repairs)
 
         import mlflow  # here, not at import: a bad --data is named before MLflow's seconds of loading
 

@@ -33,11 +33,12 @@ from ferret.optimizers.tracking import (STATUS_COUNTS, git_commit, metric_name, 
 from ferret.programs import load_compiled, make_program
 from ferret.programs.conversation import ChatState, Conversation
 from ferret.programs.lm import answering, anywhere, make_lm
+from ferret.programs.repairs import repairs_on
 from ferret.programs.result import as_json, error_text
+from ferret.programs.settings import SavedSettings
 
 RUN_KEYS = ("dataset", "program", "lm", "split")
 CONVERSATIONS = ("sample-chat",)  # datasets of conversations: asked turn by turn through `Conversation`
-SETTINGS = ("max_iterations", "top_k", "context_chars", "agent_steps", "max_iters", "accept")
 TABLE_COLUMNS = ("id", "status", "answered_by", "accuracy", "rewrite_accuracy", "evidence_recall@5",
                  "evidence_recall_all@5", "citations_verified", "lm_calls",
                  "input_tokens", "output_tokens", "seconds", "question", "rewritten", "gold", "answer", "reason")
@@ -60,18 +61,29 @@ class Setup:
     judge_lm: str | None = None
     conversational: bool = False
     accept: str = "grounded"
+    repairs: bool | None = None
 
     def build(self, threads: int | None = None) -> tuple[dspy.Module, dspy.LM, dict[str, Callable]]:
         """The program, its LM (an in-process model decoding on `threads` threads) and the metrics."""
-        module = make_program(self.program, Corpus(self.index), self.max_iterations, self.accept)
+        module = make_program(self.program, Corpus(self.index), self.max_iterations, self.accept, self.repairs)
         if self.compiled:
-            load_compiled(module, self.compiled)
+            load_compiled(module, self.compiled, max_iterations=self.max_iterations, repairs=self.repairs)
         if self.conversational:
-            module = Conversation(module.corpus, module)
+            module = Conversation(module.corpus, module, repairs=self.repairs)
         judged = self.judge_lm and not self.conversational
         metrics = dict(CHAT_METRICS if self.conversational else METRICS,
                        **({"accuracy": make_judge_metric(make_lm(self.judge_lm))} if judged else {}))
         return module, make_lm(self.lm, threads=threads), metrics
+
+
+def program_settings(module: dspy.Module, lm: dspy.LM) -> dict:
+    """The settings a run logs: the program's saved settings (`programs.settings`; a conversation's
+    program's), its small-model repairs as they run on `lm`."""
+    program = getattr(module, "program", module)
+    settings = program.settings() if isinstance(program, SavedSettings) else {}
+    if hasattr(owner := program if hasattr(program, "repairs") else module, "repairs"):
+        settings["repairs"] = repairs_on(owner.repairs, lm)
+    return settings
 
 
 def check_ray_options(ray: str | None, workers: int | None, threads: int) -> None:
@@ -85,9 +97,10 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
              limit: int | None = None, threads: int = 1, max_iterations: int | None = None,
              judge_lm: str | None = None, progress: bool = False, track: bool = True,
              ray: str | None = None, workers: int | None = None, accept: str = "grounded",
-             on_row: Callable[[dict], None] | None = None) -> dict:
+             repairs: bool | None = None, on_row: Callable[[dict], None] | None = None) -> dict:
     """Evaluate `program` on the dataset's `split_name` questions; returns the summary (with the MLflow
-    run id when tracked). `accept`: the lowest grounding the program states an answer with; `on_row` is
+    run id when tracked). `accept`: the lowest grounding the program states an answer with; `repairs`:
+    the small-model repairs (`programs.repairs`; None: on for the embedded models); `on_row` is
     called with each question's row as it is done (the demo prints it). The dataset's documents are ingested into `index` first (a no-op when
     already there). `ray`: answer the questions on `workers` Ray workers, of a local Ray started on
     this machine ("local") or of the cluster at that address (optimizers/distributed.py)."""
@@ -105,13 +118,13 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
     prepare_index(files, index)
     # absolute paths: a Ray worker on another node does not start in this directory
     setup = Setup(program, str(index.resolve()), anywhere(lm), str(Path(compiled).resolve()) if compiled else None,
-                  max_iterations, anywhere(judge_lm), conversational, accept)
+                  max_iterations, anywhere(judge_lm), conversational, accept, repairs)
     module, model, metrics = setup.build()
     params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "lm": model.model,
               "compiled": str(compiled or ""), "compiled_sha256": _sha256(compiled) if compiled else "",
               "split": split_name, "limit": limit or "", "threads": threads, "judge_lm": judge_lm or "",
               "ray": ray or "", "workers": workers or "", "git_commit": git_commit(),
-              **{name: getattr(module, name) for name in SETTINGS if hasattr(module, name)}}
+              "accept": accept, **program_settings(module, model)}
     if judge_lm:
         from ferret.signatures.judge import JUDGE_PROMPT_VERSION
 

@@ -8,14 +8,17 @@ Imports are lazy so that `ferret ingest` and `ferret search` do not load DSPy's 
 PROGRAM_NAMES = ("iterative", "oneshot", "react")
 
 
-def make_program(name: str, corpus, max_iterations: int | None = None, accept: str = "grounded"):
+def make_program(name: str, corpus, max_iterations: int | None = None, accept: str = "grounded",
+                 repairs: bool | None = None):
     """The program called `name` (iterative, oneshot or react) over an opened corpus or index path, stating
-    answers grounded at `accept` or better (`programs.grounding`)."""
+    answers grounded at `accept` or better (`programs.grounding`); `repairs`: the iterative program's
+    small-model repairs (`programs.repairs`; None decides by the LM, the baselines have none)."""
     from ferret.programs.baselines import OneShotRAG, ReActAgent
     from ferret.programs.iterative import IterativeRetriever
 
     if name == "iterative":
-        return IterativeRetriever(corpus, accept=accept, **({} if max_iterations is None else {"max_iterations": max_iterations}))
+        return IterativeRetriever(corpus, accept=accept, repairs=repairs,
+                                  **({} if max_iterations is None else {"max_iterations": max_iterations}))
     if name == "oneshot":
         return OneShotRAG(corpus, accept=accept)
     if name == "react":
@@ -23,9 +26,11 @@ def make_program(name: str, corpus, max_iterations: int | None = None, accept: s
     raise ValueError(f"unknown program {name!r}; programs: {', '.join(PROGRAM_NAMES)}")
 
 
-def load_compiled(program, path) -> None:
+def load_compiled(program, path, **explicit) -> None:
     """Load a compiled state (`ferret compile`'s JSON) into `program`, after checking that the file is
-    JSON holding every predictor of this program: ValueError naming the file and what is wrong."""
+    JSON holding every predictor of this program: ValueError naming the file and what is wrong. The
+    program's settings become the saved ones (`programs.settings`), except those given in `explicit`
+    with a value other than None (a command's --max-iterations, --repairs)."""
     import json
     from pathlib import Path
 
@@ -42,7 +47,13 @@ def load_compiled(program, path) -> None:
         held = ", ".join(key for key in state if key != "metadata") if isinstance(state, dict) else type(state).__name__
         raise ValueError(f"compiled program {path} is not a state of {kind}: it lacks {', '.join(missing)} "
                          f"(it holds {held or 'nothing'})")
-    program.load(path, allow_unsafe_lm_state=True)
+    try:
+        program.load(path, allow_unsafe_lm_state=True)
+    except ValueError as error:
+        raise ValueError(f"compiled program {path}: {error}") from None
+    for name, value in explicit.items():
+        if value is not None and name in getattr(program, "SETTINGS", ()):
+            setattr(program, name, value)
 
 
 def __getattr__(name):

@@ -11,6 +11,7 @@ from ferret.programs.confirm import confirmed
 from ferret.programs.grounding import GROUNDED, UNSUPPORTED, Grounding, check_accept, citation_levels, ground, settle
 from ferret.programs.iterative import load_corpus
 from ferret.programs.result import check_input, error_text, measured
+from ferret.programs.settings import SavedSettings
 from ferret.programs.verify import Verification, verify, verify_pages
 from ferret.signatures import AgentAnswer, AnswerFromPassages, ConfirmAnswer
 from ferret.signatures.types import Finding
@@ -34,8 +35,10 @@ def _result(question: str, corpus: Corpus, accept: str, confirm: dspy.Predict, a
         grounded_values=grounding.shown, candidate=candidate)
 
 
-class OneShotRAG(dspy.Module):
+class OneShotRAG(SavedSettings, dspy.Module):
     """Hybrid search for the question, then one answer from the top-k passages."""
+
+    SETTINGS = ("top_k", "context_chars")
 
     def __init__(self, corpus: Corpus | str | Path, top_k: int = 5, context_chars: int = 600, accept: str = GROUNDED):
         super().__init__()

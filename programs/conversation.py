@@ -8,9 +8,10 @@ turn → a command on the last result's rows, decided in code ("show the rest", 
      → or RewriteTurn (typed): a standalone question, whether it starts a new topic, and its scope
        (document, bucket, years, names), read against the summary, the last question and its outcome;
        after a `clarify` result the turn is the reply, merged into the pending question, and the
-       program sees the searches that already failed for it. The rewrite is checked in code
-       (`keeps_turn`); one that drops what the turn adds, still refers back, or repeats the last
-       question is replaced by the code's own resolution (`resolve`)
+       program sees the searches that already failed for it. With the small-model repairs
+       (`programs.repairs`) the rewrite is checked in code (`keeps_turn`); one that drops what the turn
+       adds, still refers back, or repeats the last question is replaced by the code's own resolution
+       (`resolve`), as is an empty or malformed rewrite in any case
      → the program answers the standalone question within the scope
      → UpdateSummary (typed) folds the question and its outcome into the summary, clipped in code to
        SUMMARY_CHARS (about 350 tokens).
@@ -29,6 +30,7 @@ import dspy
 from pydantic import BaseModel, Field
 
 from ferret.corpus.tools import Corpus
+from ferret.programs.repairs import repairs_on, step_lm
 from ferret.programs.result import as_json, error_text, measured
 from ferret.programs.sessions import SessionStore
 from ferret.programs.structured import export_rows
@@ -75,12 +77,17 @@ class Conversation(dspy.Module):
     later Conversation with the same id resumes where it left off."""
 
     def __init__(self, corpus: Corpus | str | Path, program: str | dspy.Module = "iterative",
-                 session: str | bool | None = None, max_iterations: int | None = None, export_dir: str | Path = "."):
+                 session: str | bool | None = None, max_iterations: int | None = None, export_dir: str | Path = ".",
+                 repairs: bool | None = None):
+        """`repairs`: the small-model repairs of the rewrite and of a named program (`programs.repairs`);
+        None decides by the LM."""
         super().__init__()
         from ferret.programs import make_program
 
         self.corpus = corpus if isinstance(corpus, Corpus) else Corpus(corpus)
-        self.program = make_program(program, self.corpus, max_iterations) if isinstance(program, str) else program
+        self.repairs = repairs
+        self.program = make_program(program, self.corpus, max_iterations, repairs=repairs) \
+            if isinstance(program, str) else program
         self.rewrite = dspy.Predict(RewriteTurn)
         self.summarize = dspy.Predict(UpdateSummary)
         self.export_dir = Path(export_dir)
@@ -134,11 +141,12 @@ class Conversation(dspy.Module):
                                     last_outcome=state.last_outcome, turn=turn)
             except Exception as error:  # a malformed rewrite: resolved in code below
                 rewrite_error = error_text(error)
-            new_topic = is_new_topic(turn, bool(read and read.new_topic)) and not state.pending
+            repair = repairs_on(self.repairs, step_lm(self.rewrite))
+            new_topic = is_new_topic(turn, bool(read and read.new_topic), repair) and not state.pending
             if not new_topic:
                 written = (read.question if read else "").strip()
-                kept = keeps_turn(written, turn, state.last_question) and (  # a reply keeps the pending question too
-                    not state.pending or keeps_turn(written, state.last_question, ""))
+                kept = (keeps_turn(written, turn, state.last_question)  # a reply keeps the pending question too
+                        and (not state.pending or keeps_turn(written, state.last_question, ""))) if repair else bool(written)
                 question = written if kept else resolve(turn, state)
                 scope = _carried(state.scope, read.scope if read else TurnScope())
             elif read is not None:
@@ -194,12 +202,13 @@ class Conversation(dspy.Module):
                                path=path, rewrite_error="")
 
 
-def is_new_topic(turn: str, read_as_new: bool) -> bool:
-    """A turn that says so ("New question: ...") starts a new topic; one that refers back ("its", "that
-    year", "And ...?") does not, whatever the rewrite said (the embedded model calls most follow-ups new)."""
+def is_new_topic(turn: str, read_as_new: bool, repair: bool = True) -> bool:
+    """A turn that says so ("New question: ...") starts a new topic; else the rewrite decides, except that
+    with the small-model repair (`repair`) one that refers back ("its", "that year", "And ...?") does not,
+    whatever the rewrite said (the embedded model calls most follow-ups new)."""
     if _SAYS_NEW.search(turn):
         return True
-    return read_as_new and not _REFERS_BACK.search(turn)
+    return read_as_new and not (repair and _REFERS_BACK.search(turn))
 
 
 def keeps_turn(question: str, turn: str, last_question: str) -> bool:

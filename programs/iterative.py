@@ -54,7 +54,9 @@ from ferret.programs.arithmetic import operations
 from ferret.programs.confirm import confirmed
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
 from ferret.programs.passage_answer import answer_from_passages
+from ferret.programs.repairs import repairs_on, step_lm
 from ferret.programs.result import check_input, error_text, measured, outcome
+from ferret.programs.settings import SavedSettings
 from ferret.programs.strategy import Attempt, Policy, Strategy, ladder
 from ferret.programs.structured import (ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, grounded, nothing_matched,
                                         table_query)
@@ -78,7 +80,7 @@ def load_corpus(corpus: Corpus | str | Path) -> Corpus:
     return corpus if isinstance(corpus, Corpus) else Corpus(corpus)
 
 
-class IterativeRetriever(dspy.Module):
+class IterativeRetriever(SavedSettings, dspy.Module):
     """Answer a question over a corpus by iterative, failure-aware retrieval with verified citations.
 
     `lms` maps step names (route, read, confirm, extract, evaluate, synthesize, plan, rerank) to per-step LMs, e.g. a
@@ -86,18 +88,23 @@ class IterativeRetriever(dspy.Module):
     configured default LM.
     """
 
+    SETTINGS = ("max_iterations", "top_k", "context_chars", "agent_steps", "row_limit", "read_k", "read_chars", "repairs")
+
     def __init__(self, corpus: Corpus | str | Path, max_iterations: int = 4, top_k: int = 4,
                  context_chars: int = 400, agent_steps: int = 1, row_limit: int = ROW_LIMIT,
                  read_k: int = 5, read_chars: int = 600, lms: dict[str, dspy.LM] | None = None,
-                 accept: str = GROUNDED):
+                 accept: str = GROUNDED, repairs: bool | None = None):
         """`read_k` passages of `read_chars` characters are the first rung's read (the one-call
         baseline's); `top_k` results of `context_chars` each step of the loop after it. `accept`: the
         lowest grounding (`programs.grounding`) an answer is stated with; a read grounded below it
         does not end the question, and a final answer below it becomes a "fail" with the answer as its
-        unconfirmed candidate ("on_page" keeps every verified answer)."""
+        unconfirmed candidate ("on_page" keeps every verified answer). `repairs`: the small-model
+        repairs (`programs.repairs`), on or off; None decides by each step's LM (on for the embedded
+        models). The settings but `lms` and `accept` are saved with the program's state (`SavedSettings`)."""
         super().__init__()
         self.corpus = load_corpus(corpus)
         self.accept = check_accept(accept)
+        self.repairs = repairs
         self.max_iterations = max_iterations
         self.top_k = top_k
         self.context_chars = context_chars
@@ -191,8 +198,9 @@ class IterativeRetriever(dspy.Module):
 
     # --- steps --------------------------------------------------------------------------------------
     def _route(self, state: "_Run") -> RouteDecision:
-        """The Router's decision; its aggregate only when the question asks for one (`asked_aggregate`),
-        and a "lookup" of a question that asks which things match, across the corpus, read as a list.
+        """The Router's decision; with the small-model repairs, its aggregate only when the question asks
+        for one (`asked_aggregate`), and a "lookup" of a question that asks which things match, across
+        the corpus, read as a list.
         A question about one document gets no corpus overview (a 0.5B Router copies what it lists into
         every field), so it gets no metadata filters or bucket either."""
         overview = "one given document" if state.doc_id else self.corpus.overview()
@@ -207,8 +215,9 @@ class IterativeRetriever(dspy.Module):
         known = set() if state.doc_id else self.corpus.filter_fields(state.bucket or state.routed_bucket)
         state.filters = {c.field: {c.op: c.value} for c in decision.constraints if c.field in known}
         state.terms = " ".join(dict.fromkeys(term for term in [*decision.entities, *decision.topic_terms] if term.strip()))
-        aggregate = asked_aggregate(decision.aggregate, state.question)
-        listed = decision.intent == "lookup" and state.doc_id is None and asked_list(state.question)
+        repair = repairs_on(self.repairs, step_lm(self.route))
+        aggregate = asked_aggregate(decision.aggregate, state.question) if repair else decision.aggregate
+        listed = repair and decision.intent == "lookup" and state.doc_id is None and asked_list(state.question)
         state.log("route", {**decision.model_dump(), "dropped_constraints": [
             c.field for c in decision.constraints if c.field not in known],
             **({"dropped_aggregate": decision.aggregate} if aggregate != decision.aggregate else {}),
@@ -247,11 +256,12 @@ class IterativeRetriever(dspy.Module):
         passages = [f"[{n}] {'' if state.doc_id else h['doc_id'] + ' '}page {h['page']} ({h['section']}): {h['text']}"
                     for n, h in enumerate(hits, 1)]
         read = None
+        repair = repairs_on(self.repairs, step_lm(self.read))
         try:
             out = self.read(question=state.question, passages=passages,
-                            demos=same_operations(self.read.predict.demos, state.question))
+                            **({"demos": same_operations(self.read.predict.demos, state.question)} if repair else {}))
             calculation = out.calculation.expression
-            read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources))
+            read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources), yes_no=repair)
             reason = out.missing.strip() or read.problem
             step.update(calculation=calculation, answer=read.answer, sources=list(out.sources))
         except Exception as error:
@@ -585,8 +595,8 @@ class _Run:
 
 
 def same_operations(demos: list, question: str) -> list:
-    """The read's demos whose question names the same operations as this one (`operations`): a 0.5B
-    read copies its demos' calculation, so a compiled program that showed every question a change
+    """The read's demos whose question names the same operations as this one (`operations`; a
+    small-model repair): a 0.5B read copies its demos' calculation, so a compiled program that showed every question a change
     ("680 - 774") answered percentage changes with subtractions."""
     asked = operations(question)
     return [demo for demo in demos if operations(demo.get("question", "")) == asked]

@@ -81,18 +81,19 @@ def _words(text: str) -> set[str]:
 
 
 def answer_from_passages(question: str, hits: list[dict], calculation: str, answer: str,
-                         sources: list[int]) -> PassageAnswer:
+                         sources: list[int], yes_no: bool = True) -> PassageAnswer:
     """The answer a read of `hits` (numbered from 1) gives, with the findings it rests on. The
     calculation is used when the question asks for one (`asks_calculation`), or may ask for one
     (`may_ask_calculation`) and the answer is not printed; else the answer, which to a yes/no
-    question begins with its `yes_or_no` ("Yes. Adobe has an improving ...")."""
+    question begins with its `yes_or_no` ("Yes. Adobe has an improving ...") when `yes_no` (a
+    small-model repair, `programs.repairs`)."""
     cited = [hits[n - 1] for n in dict.fromkeys(sources) if 1 <= n <= len(hits)]
     read = cited + [hit for hit in hits if hit not in cited]
     calculated = is_calculation(calculation)
     if calculated and asks_calculation(question):
         return _computed(question, calculation, read)
     stated = _stated(answer.strip(), read, cited)
-    if (verdict := yes_or_no(question, stated.answer)) and not re.match(r"(?:yes|no)\b", stated.answer, re.IGNORECASE):
+    if yes_no and (verdict := yes_or_no(question, stated.answer)) and not re.match(r"(?:yes|no)\b", stated.answer, re.IGNORECASE):
         stated.answer = f"{verdict}. {stated.answer}"
     if not stated.problem and restates(question, stated.answer):
         stated.problem = "the answer only restates the question"

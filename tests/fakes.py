@@ -105,9 +105,11 @@ class ScriptedEngine:
         return [step for step, _ in self.calls]
 
 
-def scripted_lm(script: dict[str, Any] | None = None) -> tuple[dspy.LM, ScriptedEngine]:
+def scripted_lm(script: dict[str, Any] | None = None, model: str = "scripted/fake") -> tuple[dspy.LM, ScriptedEngine]:
+    """The scripted LM and its engine; `model` "local/..." makes it an embedded model as the programs see it
+    (the small-model repairs are on for it by default)."""
     engine = ScriptedEngine(script)
-    return dspy.LM("scripted/fake", engine=engine, cache=False), engine
+    return dspy.LM(model, engine=engine, cache=False), engine
 
 
 def stop_with_sigterm(command: str) -> None:

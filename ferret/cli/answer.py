@@ -52,9 +52,9 @@ def _ask(args) -> int:
 
     corpus = Corpus(args.index)
     check_input(corpus, args.question, args.doc, args.bucket)  # before the LM and the compiled state load
-    program = make_program(args.program, corpus, args.max_iterations, args.accept)
+    program = make_program(args.program, corpus, args.max_iterations, args.accept, args.repairs)
     if args.compiled:
-        load_compiled(program, args.compiled)
+        load_compiled(program, args.compiled, max_iterations=args.max_iterations, repairs=args.repairs)
     if not args.json and args.program == "iterative":
         program.on_step = _print_step
     with answering(make_lm(args.lm)):
@@ -83,7 +83,8 @@ def _chat(args) -> int:
         return 0
     if args.session:
         store.check(args.session)  # before the model loads
-    conversation = Conversation(corpus, args.program, session=args.session or True, max_iterations=args.max_iterations)
+    conversation = Conversation(corpus, args.program, session=args.session or True, max_iterations=args.max_iterations,
+                                repairs=args.repairs)
     with answering(make_lm(args.lm)):
         chat(conversation, track=not args.no_track)
     return 0

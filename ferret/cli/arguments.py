@@ -45,6 +45,14 @@ def words(text: str) -> str:
     return text
 
 
+def repairs(text: str) -> bool | None:
+    """An argparse type: the small-model repairs, "auto" (None: decided by the LM), "on" or "off"."""
+    choices = {"auto": None, "on": True, "off": False}
+    if text not in choices:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of auto, on, off")
+    return choices[text]
+
+
 def run_id(text: str) -> str:
     """An argparse type: an MLflow run id (32 hex digits), checked before the store is opened."""
     if not re.fullmatch(r"[0-9a-f]{32}", text):
@@ -53,9 +61,13 @@ def run_id(text: str) -> str:
 
 
 def program_options(parser: argparse.ArgumentParser, lm_help: str = "LiteLLM model string, or 'local' (default; also env FERRET_LM)") -> None:
-    """The program that answers and its LM."""
+    """The program that answers, its LM and the small-model repairs (`programs.repairs`: None, True, False)."""
     parser.add_argument("--program", choices=PROGRAM_NAMES, default="iterative")
     parser.add_argument("--lm", help=lm_help)
+    parser.add_argument("--repairs", type=repairs, default=None, metavar="auto|on|off",
+                        help="the code's repairs of what a small model writes (list and sum cues, the yes/no prefix, "
+                             "demos by operation, follow-up turns): 'auto' (default) is on for the embedded models "
+                             "and off for any other LM")
 
 
 def iterations_option(parser: argparse.ArgumentParser, default: int | None = None) -> None:

@@ -37,7 +37,7 @@ def _demo(args) -> int:
     print(f"1/3 ingest {SAMPLE} ({', '.join(folder.name for folder in folders)}) into {index}", flush=True)
     prepare_index(folders, index, progress=sys.stderr.isatty())
     print(f"\n2/3 ask ({args.program}, LM {args.lm or 'local'})", flush=True)
-    program, lm = make_program(args.program, Corpus(index), args.max_iterations, args.accept), make_lm(args.lm)
+    program, lm = make_program(args.program, Corpus(index), args.max_iterations, args.accept, args.repairs), make_lm(args.lm)
     for kind in DEMO_KINDS:
         example = next(example for example in examples if example.get("kind") == kind)
         print(f"\nQ ({kind}): {example.question}\n  gold: {example.answer}", flush=True)
@@ -46,5 +46,5 @@ def _demo(args) -> int:
     print(f"\n3/3 eval: the first {args.limit} sample questions", flush=True)
     print_summary(evaluate("sample", SAMPLE, index, args.program, args.lm, split_name="all", limit=args.limit,
                            max_iterations=args.max_iterations, progress=sys.stderr.isatty(), accept=args.accept,
-                           on_row=print_row))
+                           repairs=args.repairs, on_row=print_row))
     return 0

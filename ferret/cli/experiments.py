@@ -83,7 +83,7 @@ def _eval(args) -> int:
                 summary = evaluate(args.dataset, args.data, args.index, args.program, args.lm, args.compiled,
                                    args.split, args.limit, args.threads, args.max_iterations, args.judge_lm,
                                    progress=sys.stderr.isatty(), track=not args.no_track, ray=args.ray,
-                                   workers=args.workers, accept=args.accept)
+                                   workers=args.workers, accept=args.accept, repairs=args.repairs)
     except KeyboardInterrupt as interrupt:  # the questions done are kept in the run, marked KILLED
         print(f"ferret: {interrupt or 'eval interrupted'}", file=sys.stderr)
         return 130
@@ -118,7 +118,7 @@ def _compile(args) -> int:
             result = compile_program(args.dataset, args.data, args.optimizer, args.index, args.program, args.lm,
                                      args.prompt_lm, args.reflection_lm, args.train, args.val, args.budget,
                                      args.out, args.threads, track=not args.no_track, progress=sys.stderr.isatty(),
-                                     teacher_lm=args.teacher_lm, ray=args.ray, workers=args.workers)
+                                     teacher_lm=args.teacher_lm, ray=args.ray, workers=args.workers, repairs=args.repairs)
     except KeyboardInterrupt as interrupt:  # the run is marked KILLED
         print(f"ferret: {interrupt or 'compile interrupted'}", file=sys.stderr)
         return 130

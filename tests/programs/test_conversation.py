@@ -33,8 +33,9 @@ def calls(engine, step):
 
 @pytest.fixture
 def chat(small_corpus):
-    """A conversation over the small corpus with a scripted LM; `script` entries are set per test."""
-    lm, engine = scripted_lm({"read": READ_REVENUE})
+    """A conversation over the small corpus with a scripted LM named as an embedded model (so the
+    small-model repairs are on, as with the embedded model); `script` entries are set per test."""
+    lm, engine = scripted_lm({"read": READ_REVENUE}, model="local/scripted")
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         yield Conversation(small_corpus), engine
 
@@ -114,7 +115,7 @@ def test_a_clarification_answered_continues_the_pending_question_with_what_faile
             return super().forward(question, doc_id, bucket, tried)
 
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        conversation = Conversation(small_corpus, Clarifying(small_corpus))
+        conversation = Conversation(small_corpus, Clarifying(small_corpus), repairs=True)
         asked = conversation.turn("What was total revenue?")
         assert asked.result.status == "clarify" and conversation.state.pending
         turn = conversation.turn("2023")

@@ -304,7 +304,7 @@ def test_the_read_is_shown_only_the_demos_whose_question_names_the_same_operatio
                                                   ("What was the percentage change in Sales from 2018?",
                                                    "(680 - 774) / 774 * 100", "-12.1447"),
                                                   ("What were Sales in 2019?", "", "680")]]
-    program = IterativeRetriever(small_corpus)
+    program = IterativeRetriever(small_corpus, repairs=True)
     program.read.predict.demos = demos
     lm, _ = scripted_lm({"read": read})
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):

@@ -70,7 +70,7 @@ def test_ferret_demo_ingests_asks_and_evaluates(sample_index, questions, capsys,
     assert out.count("\nQ (") == 4 and "Q (list): Which receipts contain tires?" in out
     assert "ANSWER: 9 documents match 'tires': inv-0002" in out
     assert "ANSWER: Sum of Amount over" in out and "8,417.43" in out
-    run_id = out.split("MLflow run ")[1].split(":")[0]
+    run_id = out.split("MLflow run ")[1].split()[0]
     from ferret.optimizers.tracking import tracking_uri
 
     mlflow.set_tracking_uri(tracking_uri())

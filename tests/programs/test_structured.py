@@ -143,7 +143,8 @@ def test_a_total_the_router_read_as_a_lookup_is_summed_over_the_period_on_the_da
                 "entities": ["batteries"], "topic_terms": ["batteries"], "constraints": [
                     {"field": "counterparty", "op": "=", "value": "batteries"},
                     {"field": "effective_date", "op": "between", "value": ["2023-01-01", "2023-12-31"]}]}
-    result, engine = ask(Corpus(sample_index), decision, question="How much was spent on batteries in 2023 in total?")
+    result, engine = ask(Corpus(sample_index), decision, question="How much was spent on batteries in 2023 in total?",
+                         repairs=True)
     assert result.answer == "Sum of Amount over 11 rows matching 'batteries' in 7 documents: 8,417.43."  # the gold
     assert [(a["filters"], a["rows"]) for a in structured_step(result)["attempts"]][-2:] == [
         ({"effective_date": {"between": ["2023-01-01", "2023-12-31"]}}, 0),
@@ -166,18 +167,18 @@ def test_a_question_asks_for_a_list_by_its_wording(question, listed):
 
 def test_a_list_question_the_router_reads_as_a_lookup_is_answered_as_a_list_but_not_inside_one_document(small_corpus):
     decision = {"intent": "lookup", "topic_terms": ["tires"]}
-    result, engine = ask(small_corpus, decision, question="Which receipts contain tires?", max_iterations=1)
+    result, engine = ask(small_corpus, decision, question="Which receipts contain tires?", max_iterations=1, repairs=True)
     assert result.trajectory[0]["list_from_wording"] and result.status == "answer"
     assert result.answer == "2 documents match 'tires': inv1 (All-season tires); inv2 (Winter tires)."
     assert result.citations_verified and engine.steps() == ["route"]
     scoped, engine = ask(small_corpus, decision, question="Which receipts contain tires?", doc_id="inv1",
-                         max_iterations=1)
+                         max_iterations=1, repairs=True)
     assert "list_from_wording" not in scoped.trajectory[0] and "read" in engine.steps()
 
 
 def test_a_lookup_the_router_calls_an_aggregate_is_not_summed_and_foreign_terms_are_not_counted(small_corpus):
     decision = {"intent": "lookup", "aggregate": "sum", "topic_terms": ["tires"]}
-    result, engine = ask(small_corpus, decision, question="What did the tires cost?", max_iterations=1)
+    result, engine = ask(small_corpus, decision, question="What did the tires cost?", max_iterations=1, repairs=True)
     assert result.trajectory[0]["dropped_aggregate"] == "sum"
     assert "structured" not in [step["step"] for step in result.trajectory]
     assert "read" in engine.steps()  # the loop's first rung reads the question instead
