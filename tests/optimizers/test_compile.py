@@ -97,8 +97,10 @@ def scripted(tmp_path, monkeypatch, small_corpus):
 
 
 def saved_state(path) -> dict:
+    """The predictors' states of a compiled program's JSON (its metadata and settings aside)."""
     state = json.loads(path.read_text())
     state.pop("metadata")
+    state.pop("settings")
     return state
 
 
@@ -127,10 +129,12 @@ def test_each_optimizer_compiles_the_whole_module_and_the_json_reloads(scripted,
     assert taught_by and taught_by <= TEACHES[optimizer]
     if optimizer in PROPOSES:
         assert PROPOSES[optimizer] in engine.steps()
-    loaded = IterativeRetriever(corpus)
-    assert loaded.dump_state() != state
+    settings = json.loads(out.read_text())["settings"]
+    assert settings["repairs"] is False and settings["read_k"] == 5  # auto, fixed by the scripted LM before compiling
+    loaded = IterativeRetriever(corpus, read_k=3, repairs=True)
+    assert loaded.dump_state() != {**state, "settings": settings}
     loaded.load(out)
-    assert loaded.dump_state() == state
+    assert loaded.dump_state() == {**state, "settings": settings}
 
 
 def test_ferret_compile_json_mlflow_runs_and_ask_with_the_compiled_program(scripted, capsys, monkeypatch):
