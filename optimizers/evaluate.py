@@ -81,7 +81,8 @@ def program_settings(module: dspy.Module, lm: dspy.LM) -> dict:
     program's), its small-model repairs as they run on `lm`."""
     program = getattr(module, "program", module)
     settings = program.settings() if isinstance(program, SavedSettings) else {}
-    if hasattr(owner := program if hasattr(program, "repairs") else module, "repairs"):
+    owner = next((part for part in (program, module) if hasattr(part, "repairs")), None)  # oneshot alone has none
+    if owner is not None:
         settings["repairs"] = repairs_on(owner.repairs, lm)
     return settings
 
