@@ -23,12 +23,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from ferret.corpus.chunks import build_chunks
 from ferret.corpus.cluster import RayIngest, ray_workers
 from ferret.corpus.dense import DEFAULT_EMBEDDER, Embedder, embedder_name, get_embedder
 from ferret.corpus.graph import find_cross_references
 from ferret.corpus.passages import JSON_SUFFIXES, TEXT_SUFFIXES, content_hash, load_passages, load_text_file
 from ferret.corpus.pdf import IngestError, open_pdf, outline_entries, read_pages
-from ferret.corpus.records import ParsedDocument, Section
+from ferret.corpus.records import ParsedDocument, Section, Segment
 from ferret.corpus.sections import build_sections
 from ferret.corpus.segments import segment_document
 from ferret.corpus.shards import committing, one_commit
@@ -168,6 +169,8 @@ def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, 
         work += [(doc, path, meta) for doc in parsed if not _classify(
             existing.get(doc.doc_id), doc.content_hash, bucket, meta, report, info_updates, doc.doc_id)]
     _add_time(report, "parse", clock)
+    if store.meta("chunked") != "1" and existing:  # an index of before chunks: its long documents get theirs
+        _chunk_stored_documents(store, spec, None if ray else get_embedder(spec), report)
     if not (work or info_updates):  # nothing new: the embedder (seconds to load) is not loaded
         return
     with ray_workers(ray, workers) if ray else nullcontext() as count:  # on Ray, only the workers load it
@@ -201,8 +204,15 @@ def _ingest_batches(store: Store, spec: str, model: Embedder | None, work: list,
         _add_time(report, "segment", clock)
 
         clock = time.perf_counter()
+        for doc, _, _ in documents:
+            if doc.kind != "passage":
+                doc.chunks = build_chunks(doc.sections, doc.segments)
+        _add_time(report, "chunk", clock)
+
+        clock = time.perf_counter()
         texts = {content_hash(s.text): s.text for doc, _, _ in documents for s in doc.segments}
         texts.update({content_hash(a.label): a.label for doc, _, _ in documents for a in doc.annotations})
+        texts.update({content_hash(c.text): c.text for doc, _, _ in documents for c in doc.chunks})
         _embed_missing(store, spec, model, texts, progress, on_ray)
         _add_time(report, "embed", clock)
 
@@ -359,6 +369,7 @@ def _commit(store: Store, spec: str, bucket: str, documents, info_updates, xrefs
     """Write all changes and the shard of what they add, then commit atomically."""
     with committing(store):
         store.set_meta("embedder_spec", spec)
+        store.set_meta("chunked", "1")
         for doc, path, meta in documents:
             if doc.doc_id in existing:
                 store.delete_document(doc.doc_id)
@@ -368,6 +379,27 @@ def _commit(store: Store, spec: str, bucket: str, documents, info_updates, xrefs
             store.update_document_info(doc_id, new_bucket, meta)
     for doc, _, _ in documents:  # reported once committed
         (report.replaced if doc.doc_id in existing else report.added).append(doc.doc_id)
+
+
+def _chunk_stored_documents(store: Store, spec: str, model: Embedder | None, report: IngestReport) -> None:
+    """Chunk and summarize the long documents an index of an older version holds, in one commit (once:
+    the index then says it is chunked)."""
+    clock = time.perf_counter()
+    chunks = {}
+    for (doc_id,) in store.conn.execute("SELECT doc_id FROM documents WHERE kind != 'passage' ORDER BY doc_id").fetchall():
+        sections = [Section(row["id"], row["title"], row["level"], row["page_start"], row["page_end"], row["parent_id"])
+                    for row in store.conn.execute("SELECT * FROM sections WHERE doc_id = ? ORDER BY ord", (doc_id,))]
+        segments = [Segment(row["kind"], row["text"], row["page"], row["char_start"], row["char_end"], row["section_id"],
+                            row["title"])
+                    for row in store.conn.execute("SELECT * FROM segments WHERE doc_id = ? ORDER BY ord", (doc_id,))]
+        chunks[doc_id] = build_chunks(sections, segments)
+    texts = {content_hash(chunk.text): chunk.text for found in chunks.values() for chunk in found}
+    _embed_missing(store, spec, model or get_embedder(spec), texts, False)
+    with committing(store):
+        store.set_meta("chunked", "1")
+        for doc_id, found in chunks.items():
+            store.insert_chunks(doc_id, found)
+    _add_time(report, "chunk", clock)
 
 
 def remove(doc_ids: list[str], index_dir: str | Path) -> list[str]:

@@ -92,6 +92,27 @@ class Segment:
 
 
 @dataclass
+class Chunk:
+    """A macro-chunk of a long document: its segments `first`..`last` (ordinals, inclusive), a section or
+    a run of sections within a token budget, and its summary, sentences and table rows each with the page
+    it is printed on. `summarizer` names what wrote the summary ("extractive", or an LM's model string)."""
+
+    first: int
+    last: int
+    title: str
+    page_start: int
+    page_end: int
+    tokens: int
+    summary: list[tuple[int, str]] = field(default_factory=list)
+    summarizer: str = "extractive"
+
+    @property
+    def text(self) -> str:
+        """What is searched and embedded: the title, then the summary's sentences, the most telling first."""
+        return "\n".join([self.title, *(sentence for _, sentence in self.summary)])
+
+
+@dataclass
 class ParsedDocument:
     """Everything ingest stores for one document: a PDF or text file, or one passage of a collection.
 
@@ -108,3 +129,4 @@ class ParsedDocument:
     sections: list[Section] = field(default_factory=list)
     segments: list[Segment] = field(default_factory=list)
     annotations: list[Annotation] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)

@@ -1,8 +1,8 @@
 """The derived search indexes of an index directory, in immutable shards.
 
-Each ingest commit writes one shard, `shard-N/`, for the segments and annotation labels it added:
-their ids, vectors (`dense.VectorIndex`) and term counts (`lexical.TermCounts`), under `segments/`
-and `labels/`. The `shard` column of a segments or labels row names the shard that holds it, so a row
+Each ingest commit writes one shard, `shard-N/`, for the segments, annotation labels and chunk
+summaries it added: their ids, vectors (`dense.VectorIndex`) and term counts (`lexical.TermCounts`),
+under `segments/`, `labels/` and `chunks/`. The `shard` column of a segments or labels row names the shard that holds it, so a row
 deleted or replaced leaves its shard's files as they are and is simply no longer live there. An
 ingest's cost therefore follows what it adds, not what the index holds.
 
@@ -28,27 +28,29 @@ from ferret.corpus.passages import content_hash
 from ferret.corpus.ranking import top_rows
 from ferret.corpus.store import Store, one_writer_at_a_time
 
-KINDS = ("segments", "labels")
+KINDS = ("segments", "labels", "chunks")
 
 
 def build_shard(store: Store, model_name: str, number: int, everything: bool = False) -> bool:
-    """Write shard `number` of the segments and labels not in a shard yet (of every one with
-    `everything`) and make them its rows, inside the caller's transaction; False, and nothing
+    """Write shard `number` of the segments, labels and chunk summaries not in a shard yet (of every one
+    with `everything`) and make them its rows, inside the caller's transaction; False, and nothing
     written, when there are none."""
     directory = store.shard_dir(number)
     shutil.rmtree(directory, ignore_errors=True)  # left by a transaction that did not commit
     pending = "" if everything else " WHERE s.shard IS NULL"
-    segments = store.conn.execute(
-        "SELECT s.id, s.title, s.text, s.text_hash, e.vector FROM segments s LEFT JOIN embeddings e "
+    segments, chunks = (store.conn.execute(
+        f"SELECT s.id, s.title, s.text, s.text_hash, e.vector FROM {table} s LEFT JOIN embeddings e "
         f"ON e.model = ? AND e.text_hash = s.text_hash{pending} ORDER BY s.id", (model_name,)).fetchall()
+        for table in ("segments", "chunks"))
     labels = store.conn.execute(f"SELECT s.id, s.text FROM labels s{pending} ORDER BY s.id").fetchall()
-    if not segments and not labels:
+    if not segments and not labels and not chunks:
         return False
     label_keys = [content_hash(row["text"]) for row in labels]
     label_vectors = store.cached_vectors(model_name, label_keys)
-    _write(directory / "segments", [row["id"] for row in segments],
-           VectorIndex.of_rows([row["text_hash"] for row in segments], [row["vector"] for row in segments]),
-           [_indexed_text(row["title"], row["text"]) for row in segments])
+    for table, rows in (("segments", segments), ("chunks", chunks)):
+        _write(directory / table, [row["id"] for row in rows],
+               VectorIndex.of_rows([row["text_hash"] for row in rows], [row["vector"] for row in rows]),
+               [_indexed_text(row["title"], row["text"]) for row in rows])
     _write(directory / "labels", [row["id"] for row in labels],
            VectorIndex.of_rows(label_keys, [label_vectors.get(key) for key in label_keys]), [row["text"] for row in labels])
     for table in KINDS:
@@ -146,9 +148,14 @@ class ShardedIndex:
         ids, vectors, terms, live = [], [], [], []
         for number in store.shards:
             directory = store.shard_dir(number) / table
-            ids.append(np.load(directory / "ids.npy"))
-            vectors.append(VectorIndex.load(directory / "vectors.npy"))
-            terms.append(TermCounts.load(directory / "terms"))
+            if directory.is_dir():
+                ids.append(np.load(directory / "ids.npy"))
+                vectors.append(VectorIndex.load(directory / "vectors.npy"))
+                terms.append(TermCounts.load(directory / "terms"))
+            else:  # a shard written before the index had this kind of row (chunks) holds none of them
+                ids.append(np.zeros(0, dtype=np.int64))
+                vectors.append(VectorIndex.of_rows([], []))
+                terms.append(TermCounts.build([]))
             alive = np.isin(ids[-1], owners[owners[:, 0] == number, 1])
             live.append(None if alive.all() else alive)
         return cls(list(store.shards), ids, vectors, terms, live)

@@ -1,5 +1,5 @@
-"""SQLite storage of an index directory: documents, pages, sections, segments, annotations,
-bucket metadata schemas, cross-reference edges and the embedding cache.
+"""SQLite storage of an index directory: documents, pages, sections, segments, a long document's
+chunks and their summaries, annotations, bucket metadata schemas, cross-reference edges and the embedding cache.
 
 The index directory holds `corpus.db` and the `shard-N/` folders of derived search indexes listed in
 its meta table (see corpus/shards.py). Each batch of an ingest writes everything inside one SQLite
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ferret.corpus.records import ParsedDocument
+from ferret.corpus.passages import content_hash
+from ferret.corpus.records import Chunk, ParsedDocument
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,6 +42,12 @@ CREATE TABLE IF NOT EXISTS segments (
     title TEXT NOT NULL, text TEXT NOT NULL, text_hash TEXT NOT NULL, shard INTEGER);
 CREATE INDEX IF NOT EXISTS segments_doc ON segments (doc_id, ord);
 CREATE INDEX IF NOT EXISTS segments_section ON segments (doc_id, section_id, ord);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, ord INTEGER NOT NULL, first_segment INTEGER NOT NULL,
+    last_segment INTEGER NOT NULL, title TEXT NOT NULL, page_start INTEGER NOT NULL, page_end INTEGER NOT NULL,
+    tokens INTEGER NOT NULL, summary TEXT NOT NULL, summarizer TEXT NOT NULL, text TEXT NOT NULL,
+    text_hash TEXT NOT NULL, shard INTEGER);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id, ord);
 CREATE TABLE IF NOT EXISTS labels (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE, shard INTEGER);
 CREATE TABLE IF NOT EXISTS annotations (
     id INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, segment_id INTEGER, section_id TEXT,
@@ -62,10 +69,11 @@ CREATE TABLE IF NOT EXISTS embeddings (
 SHARD_INDEXES = """
 CREATE INDEX IF NOT EXISTS segments_shard ON segments (shard);
 CREATE INDEX IF NOT EXISTS labels_shard ON labels (shard);
+CREATE INDEX IF NOT EXISTS chunks_shard ON chunks (shard);
 """
 logger = logging.getLogger(__name__)
 
-DOC_TABLES = ("pages", "sections", "segments", "annotations", "edges", "documents")
+DOC_TABLES = ("pages", "sections", "segments", "chunks", "annotations", "edges", "documents")
 
 
 class Store:
@@ -193,11 +201,22 @@ class Store:
                  annotation.value.number, annotation.value.unit,
                  json.dumps({key: [v.text, v.number, v.unit] for key, v in annotation.fields.items()})),
             )
+        self.insert_chunks(doc.doc_id, doc.chunks)
         c.executemany(
             "INSERT OR IGNORE INTO edges (doc_id, src, dst, kind, text) VALUES (?, ?, ?, 'xref', ?)",
             [(doc.doc_id, f"seg:{segment_ids[index]}", f"sec:{doc.doc_id}:{target}", text)
              for index, target, text in xrefs],
         )
+
+    def insert_chunks(self, doc_id: str, chunks: list[Chunk]) -> None:
+        """A document's chunks (in place of any it had), each shard-less until the commit's shard holds it."""
+        self.conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+        self.conn.executemany(
+            "INSERT INTO chunks (doc_id, ord, first_segment, last_segment, title, page_start, page_end, tokens,"
+            " summary, summarizer, text, text_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(doc_id, i, chunk.first, chunk.last, chunk.title, chunk.page_start, chunk.page_end, chunk.tokens,
+              json.dumps(chunk.summary), chunk.summarizer, chunk.text, content_hash(chunk.text))
+             for i, chunk in enumerate(chunks)])
 
     def label_id(self, text: str) -> int:
         row = self.conn.execute("SELECT id FROM labels WHERE text = ?", (text,)).fetchone()

@@ -25,6 +25,8 @@ from ferret.corpus.ranking import top_rows
 from ferret.corpus.shards import ShardedIndex, compact
 from ferret.corpus.store import Store
 
+SCOPES = {"segments": "segments", "summary": "chunks"}  # what a search's scope searches: the rows of this table
+LONG_TEXT_CHUNKS = 2  # chunks a summary-then-segment search drills into
 RRF_K = 60
 FUSION_DEPTH = 100
 LABEL_CANDIDATES = 50
@@ -74,14 +76,17 @@ class Corpus:
 
     def _load(self) -> None:
         """The shards and the rows they search, as the store holds them now."""
-        rows = self.store.conn.execute("SELECT shard, id, doc_id FROM segments WHERE shard IS NOT NULL").fetchall()
-        owners = np.array([row[:2] for row in rows], dtype=np.int64).reshape(-1, 2)
-        self.segments = ShardedIndex.load(self.store, "segments", owners)
-        self.labels = ShardedIndex.load(self.store, "labels")
         self.doc_ids = [row[0] for row in self.store.conn.execute("SELECT doc_id FROM documents ORDER BY doc_id")]
         code = {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
-        self.segment_docs = np.full(len(self.segments.ids), -1, dtype=np.int32)  # dead rows: no document
-        self.segment_docs[self.segments.rows_of(owners)] = [code[row[2]] for row in rows]
+        self.indexes, self.row_docs = {}, {}
+        for table in SCOPES.values():  # segments, and long documents' chunk summaries
+            rows = self.store.conn.execute(f"SELECT shard, id, doc_id FROM {table} WHERE shard IS NOT NULL").fetchall()
+            owners = np.array([row[:2] for row in rows], dtype=np.int64).reshape(-1, 2)
+            self.indexes[table] = ShardedIndex.load(self.store, table, owners)
+            self.row_docs[table] = np.full(len(self.indexes[table].ids), -1, dtype=np.int32)  # dead rows: no document
+            self.row_docs[table][self.indexes[table].rows_of(owners)] = [code[row[2]] for row in rows]
+        self.segments = self.indexes["segments"]
+        self.labels = ShardedIndex.load(self.store, "labels")
         self.schemas = self.store.bucket_schemas()
         self.label_words = {word for (text,) in self.store.conn.execute("SELECT text FROM labels")
                             for word in _LABEL_WORD.findall(text.lower())}
@@ -103,8 +108,8 @@ class Corpus:
     # --- search ---------------------------------------------------------------------------------
     def search_text(self, query: str, bucket: str | None = None, filters: dict | str | None = None,
                     top_k: int = 10, context_chars: int = 400, doc_id: str | None = None,
-                    hybrid: bool = False) -> list[dict]:
-        """Lexical (BM25) search over document segments.
+                    hybrid: bool = False, scope: str = "segments") -> list[dict]:
+        """Lexical (BM25) search over document segments, or over long documents' chunk summaries.
 
         Args:
             query: keywords or a question.
@@ -114,54 +119,89 @@ class Corpus:
             context_chars: characters of text returned around the best match.
             doc_id: restrict to one document.
             hybrid: fuse with semantic search by reciprocal rank.
+            scope: "segments", or "summary": the summaries of long documents' chunks (a section or a run of
+                sections each; a hit's node_id is "chunk:N", its pages the chunk's, for fetch_section).
         Returns hits with doc_id, file, title (the document's), page, section, section_id, node_id, kind, text
-        and score.
+        and score (a summary's also pages).
         """
-        return self._search(query, "hybrid" if hybrid else "text", bucket, filters, top_k, context_chars, doc_id)
+        return self._search(query, "hybrid" if hybrid else "text", bucket, filters, top_k, context_chars, doc_id, scope)
 
     def search_semantic(self, query: str, bucket: str | None = None, filters: dict | str | None = None,
                         top_k: int = 10, context_chars: int = 400, doc_id: str | None = None,
-                        hybrid: bool = False) -> list[dict]:
-        """Semantic (embedding) search over document segments; same arguments and hits as search_text."""
-        return self._search(query, "hybrid" if hybrid else "semantic", bucket, filters, top_k, context_chars, doc_id)
+                        hybrid: bool = False, scope: str = "segments") -> list[dict]:
+        """Semantic (embedding) search over document segments, or with scope="summary" over long
+        documents' chunk summaries; same arguments and hits as search_text."""
+        return self._search(query, "hybrid" if hybrid else "semantic", bucket, filters, top_k, context_chars, doc_id,
+                            scope)
 
-    def _search(self, query: str, mode: str, bucket, filters, top_k: int, context_chars: int, doc_id) -> list[dict]:
+    def search_long_text(self, query: str, bucket: str | None = None, filters: dict | str | None = None,
+                         top_k: int = 10, context_chars: int = 400, doc_id: str | None = None,
+                         chunks: int = LONG_TEXT_CHUNKS) -> dict:
+        """Summary-then-segment search: the `chunks` long-document chunks whose summaries best match
+        (hybrid search), then hybrid search over the segments inside them. Returns {"chunks": the
+        summaries' hits, "hits": the segments'}; where the scope holds no chunk, "hits" are those of plain
+        hybrid search."""
+        summaries = self._search(query, "hybrid", bucket, filters, chunks, context_chars, doc_id, "summary")
+        inside = self._chunk_mask([int(hit["node_id"].split(":")[1]) for hit in summaries]) if summaries else None
+        return {"chunks": summaries,
+                "hits": self._search(query, "hybrid", bucket, filters, top_k, context_chars, doc_id, within=inside)}
+
+    def _search(self, query: str, mode: str, bucket, filters, top_k: int, context_chars: int, doc_id,
+                scope: str = "segments", within: np.ndarray | None = None) -> list[dict]:
         check_query("query", query)
         check_count("top_k", top_k, 1, MAX_TOP_K)
         check_count("context_chars", context_chars, 0, MAX_CONTEXT_CHARS)
+        if scope not in SCOPES:
+            raise ValueError(f"unknown scope {scope!r}; allowed: {', '.join(SCOPES)}")
         self._refresh()
-        mask = self._segment_mask(bucket, filters, doc_id)
+        table = SCOPES[scope]
+        index, mask = self.indexes[table], self._doc_mask(table, bucket, filters, doc_id)
+        if within is not None:
+            mask = within if mask is None else mask & within
         if mode == "text":
-            ranked = top_rows(self._lexical_scores(query, mask), top_k, positive=True)
+            ranked = top_rows(self._lexical_scores(index, query, mask), top_k, positive=True)
         elif mode == "semantic":
-            ranked = self._semantic_top(query, mask, top_k)
+            ranked = self._semantic_top(index, query, mask, top_k)
         else:
-            ranked = _fuse([top_rows(self._lexical_scores(query, mask), FUSION_DEPTH, positive=True),
-                            self._semantic_top(query, mask, FUSION_DEPTH)], top_k)
-        return self._hits([(int(self.segments.ids[i]), score) for i, score in ranked], query, context_chars)
+            ranked = _fuse([top_rows(self._lexical_scores(index, query, mask), FUSION_DEPTH, positive=True),
+                            self._semantic_top(index, query, mask, FUSION_DEPTH)], top_k)
+        found = [(int(index.ids[i]), score) for i, score in ranked]
+        return self._summary_hits(found, query, context_chars) if scope == "summary" else \
+            self._hits(found, query, context_chars)
 
-    def _lexical_scores(self, query: str, mask: np.ndarray | None) -> np.ndarray:
-        scores = self.segments.lexical_scores(query)
+    def _lexical_scores(self, index: ShardedIndex, query: str, mask: np.ndarray | None) -> np.ndarray:
+        scores = index.lexical_scores(query)
         return scores if mask is None else np.where(mask, scores, 0.0)
 
-    def _semantic_top(self, query: str, mask: np.ndarray | None, k: int) -> list[tuple[int, float]]:
-        if len(self.segments.ids) == 0:
+    def _semantic_top(self, index: ShardedIndex, query: str, mask: np.ndarray | None, k: int) -> list[tuple[int, float]]:
+        if len(index.ids) == 0:
             return []
-        return self.segments.top(self.embedder([query])[0], k, mask)
+        return index.top(self.embedder([query])[0], k, mask)
 
-    def _segment_mask(self, bucket, filters, doc_id) -> np.ndarray | None:
-        """Boolean mask over segment rows allowed by bucket, doc_id and metadata filters (cached)."""
+    def _doc_mask(self, table: str, bucket, filters, doc_id) -> np.ndarray | None:
+        """Boolean mask over `table`'s rows allowed by bucket, doc_id and metadata filters (cached)."""
         parsed = Filters.parse(filters)
         if bucket is None and doc_id is None and parsed is None:
             return None
-        key = json.dumps([bucket, doc_id, parsed.model_dump() if parsed else None], sort_keys=True, default=str)
+        key = json.dumps([table, bucket, doc_id, parsed.model_dump() if parsed else None], sort_keys=True, default=str)
         if key not in self._masks:
             where, params = self._document_where(bucket, parsed, doc_id)
             allowed = {row[0] for row in self.store.conn.execute(f"SELECT d.doc_id FROM documents d WHERE {where}",
                                                                  params)}
             codes = [i for i, d in enumerate(self.doc_ids) if d in allowed]
-            self._masks[key] = np.isin(self.segment_docs, codes)
+            self._masks[key] = np.isin(self.row_docs[table], codes)
         return self._masks[key]
+
+    def _chunk_mask(self, chunk_ids: list[int]) -> np.ndarray:
+        """Boolean mask over segment rows: those inside the chunks `chunk_ids`."""
+        marks = ",".join("?" * len(chunk_ids))
+        owners = np.array(self.store.conn.execute(
+            "SELECT s.shard, s.id FROM chunks c JOIN segments s ON s.doc_id = c.doc_id "
+            f"AND s.ord BETWEEN c.first_segment AND c.last_segment WHERE c.id IN ({marks}) AND s.shard IS NOT NULL",
+            chunk_ids).fetchall(), dtype=np.int64).reshape(-1, 2)
+        mask = np.zeros(len(self.segments.ids), dtype=bool)
+        mask[self.segments.rows_of(owners)] = True
+        return mask
 
     def check_scope(self, bucket: str | None = None, doc_id: str | None = None) -> None:
         """Raise ValueError naming an unknown bucket (with the known ones) or document (with close ids)."""
@@ -216,6 +256,18 @@ class Corpus:
                  "text": snippet(row["text"], query, context_chars), "score": round(float(score), 4)}
                 for segment_id, score in ranked if (row := rows.get(segment_id)) is not None]
 
+    def _summary_hits(self, ranked: list[tuple[int, float]], query: str, context_chars: int) -> list[dict]:
+        if not ranked:
+            return []
+        rows = {row["id"]: row for row in self.store.conn.execute(
+            "SELECT c.*, d.file, d.title AS doc_title FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
+            f"WHERE c.id IN ({','.join('?' * len(ranked))})", [chunk_id for chunk_id, _ in ranked])}
+        return [{"doc_id": row["doc_id"], "file": row["file"], "title": row["doc_title"], "page": row["page_start"],
+                 "pages": [row["page_start"], row["page_end"]], "section": row["title"], "section_id": None,
+                 "node_id": f"chunk:{row['id']}", "kind": "summary", "text": snippet(row["text"], query, context_chars),
+                 "score": round(float(score), 4)}
+                for chunk_id, score in ranked if (row := rows.get(chunk_id)) is not None]
+
     # --- documents and sections -------------------------------------------------------------------
     def get_document_metadata(self, doc_id: str) -> dict:
         """A document's file, bucket, title, page count, section count and bucket metadata fields."""
@@ -238,34 +290,44 @@ class Corpus:
 
         Args:
             doc_id: the document.
-            section: a section id ("s12") or title; titles match fuzzily ("Item 7", "segment information").
+            section: a section id ("s12") or title; titles match fuzzily ("Item 7", "segment information"); or a
+                chunk's node_id ("chunk:N", from a search with scope="summary").
             max_tokens: budget for the returned text (about 4 characters per token).
-        Returns doc_id, section_id, title, pages, text (with [p. N] page markers), truncated and subsections.
+        Returns doc_id, section_id, title, pages, text (with [p. N] page markers), truncated and subsections
+        (a chunk: its summary instead of subsections).
         """
         self._refresh()
         self._check_doc(doc_id)
+        budget = max(1, max_tokens) * CHARS_PER_TOKEN
+        if section.startswith("chunk:"):
+            return self._fetch_chunk(doc_id, section, budget)
         sections = self.store.conn.execute("SELECT * FROM sections WHERE doc_id = ? ORDER BY ord", (doc_id,)).fetchall()
         target = _match_section(sections, section)
         if target is None:
             titles = "; ".join(f"{row['id']}: {row['title']}" for row in sections[:40])
             raise ValueError(f"no section {section!r} in {doc_id}; sections: {titles}")
         inside = _subtree(sections, target)
-        rows = self.store.conn.execute(
+        text = _paged(self.store.conn.execute(
             f"SELECT page, text FROM segments WHERE doc_id = ? AND section_id IN ({','.join('?' * len(inside))}) "
-            "ORDER BY ord", [doc_id, *[row["id"] for row in inside]]).fetchall()
-        parts, page = [], None
-        for row in rows:
-            if row["page"] != page:
-                page = row["page"]
-                parts.append(f"[p. {page}]")
-            parts.append(row["text"])
-        text = "\n".join(parts)
-        budget = max(1, max_tokens) * CHARS_PER_TOKEN
+            "ORDER BY ord", [doc_id, *[row["id"] for row in inside]]).fetchall())
         return {"doc_id": doc_id, "section_id": target["id"], "title": target["title"],
                 "pages": [target["page_start"], max(row["page_end"] for row in inside)],
                 "text": text[:budget], "truncated": len(text) > budget,
                 "subsections": [{"id": row["id"], "title": row["title"], "pages": [row["page_start"], row["page_end"]]}
                                 for row in inside[1:]]}
+
+    def _fetch_chunk(self, doc_id: str, node_id: str, budget: int) -> dict:
+        chunk = self.store.conn.execute("SELECT * FROM chunks WHERE doc_id = ? AND id = ?",
+                                        (doc_id, node_id.removeprefix("chunk:"))).fetchone()
+        if chunk is None:
+            known = [f"chunk:{row[0]}" for row in self.store.conn.execute("SELECT id FROM chunks WHERE doc_id = ? ORDER BY ord",
+                                                                        (doc_id,))]
+            raise ValueError(f"no chunk {node_id!r} in {doc_id}; its chunks: {', '.join(known) or '(none: not a long document)'}")
+        text = _paged(self.store.conn.execute("SELECT page, text FROM segments WHERE doc_id = ? AND ord BETWEEN ? AND ? "
+                                              "ORDER BY ord", (doc_id, chunk["first_segment"], chunk["last_segment"])).fetchall())
+        return {"doc_id": doc_id, "section_id": node_id, "title": chunk["title"],
+                "pages": [chunk["page_start"], chunk["page_end"]], "text": text[:budget], "truncated": len(text) > budget,
+                "summary": [{"page": page, "text": sentence} for page, sentence in json.loads(chunk["summary"])]}
 
     def neighbors(self, node_id: str) -> list[dict]:
         """Adjacent and linked graph nodes of a node, with titles.
@@ -471,6 +533,17 @@ def csv_cell(value):
 def _is_subsequence(short: str, word: str) -> bool:
     letters = iter(word)
     return all(letter in letters for letter in short)
+
+
+def _paged(rows) -> str:
+    """Segments' (page, text) rows joined, with a "[p. N]" marker where the page changes."""
+    parts, page = [], None
+    for row in rows:
+        if row["page"] != page:
+            page = row["page"]
+            parts.append(f"[p. {page}]")
+        parts.append(row["text"])
+    return "\n".join(parts)
 
 
 def snippet(text: str, query: str, context_chars: int) -> str:

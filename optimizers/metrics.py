@@ -79,6 +79,11 @@ def _gold_value(item: str, example: dspy.Example) -> Value | None:
     return value if value.number is not None else None
 
 
+def text_gold(example: dspy.Example) -> bool:
+    """Whether the gold answer is text: none of its items is a number (with a unit or scale) as a whole."""
+    return all(_gold_value(item, example) is None for item in _gold_items(example))
+
+
 def _number_found(value: Value, item: str, answer: str, stated: list[float] | None = None) -> bool:
     """A number of the answer (of `stated`, when given), in the gold's printed units, rounds to the gold
     at its printed decimals."""

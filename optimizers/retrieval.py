@@ -1,5 +1,7 @@
-"""Retrieval-only evaluation of the search tools (no LM): text, semantic and hybrid search, and "hops"
-(hybrid search, then the bridges and parts it leads to, `corpus.hops`).
+"""Retrieval-only evaluation of the search tools (no LM): text, semantic and hybrid search, "hops"
+(hybrid search, then the bridges and parts it leads to, `corpus.hops`) and "long_text" (hybrid search
+over long documents' chunk summaries, then over the segments inside the chunks it picked; plain hybrid
+search where no document has chunks, as in passage sets).
 
 The unit of relevance is the evidence page, (doc_id, page), when every evidence item of an example
 names a page (FinanceBench; the search is then restricted to the example's doc_id when it has one,
@@ -18,8 +20,10 @@ from pathlib import Path
 from ferret.corpus.hops import hop_search
 from ferret.corpus.tools import Corpus
 from ferret.optimizers.datasets import DATASETS, load_dataset, prepare_index
+from ferret.optimizers.metrics import text_gold
 
-MODES = ("text", "semantic", "hybrid", "hops")
+MODES = ("text", "semantic", "hybrid", "hops", "long_text")
+GOLDS = ("text", "number")  # questions kept by the kind of their gold answer
 NDCG_AT, DEEP_AT = 10, 100
 SEARCH_DEPTH = 300  # segments retrieved per query, reduced to distinct units
 
@@ -27,6 +31,8 @@ SEARCH_DEPTH = 300  # segments retrieved per query, reduced to distinct units
 def search(corpus: Corpus, mode: str, query: str, top_k: int, doc_id: str | None = None) -> list[dict]:
     if mode == "hops":
         return hop_search(corpus, query, top_k, doc_id=doc_id).hits
+    if mode == "long_text":
+        return corpus.search_long_text(query, top_k=top_k, doc_id=doc_id)["hits"]
     tool = corpus.search_semantic if mode == "semantic" else corpus.search_text
     return tool(query, top_k=top_k, doc_id=doc_id, hybrid=mode == "hybrid")
 
@@ -63,19 +69,24 @@ def scores(ranked: list, gold: set, k: int) -> dict[str, float]:
 
 
 def evaluate_recall(dataset: str, data: str | Path, index_dir: str | Path, k: int = 5,
-                    modes: tuple[str, ...] = MODES, query_from: str = "question", limit: int | None = None) -> dict:
+                    modes: tuple[str, ...] = MODES, query_from: str = "question", limit: int | None = None,
+                    gold: str | None = None) -> dict:
     """Ingest the dataset's documents (a no-op when already there) and measure, per search mode,
     recall@k, recall_all@k, recall_any@k, ndcg@10 and recall@100 (keys "<mode>_<metric>"), averaged
     over the examples that have evidence.
 
     query_from: "question", or "evidence" (the gold evidence text itself as the query: FinanceBench,
     or JSONL evidence that carries "text"). For "jsonl" nothing is ingested: the index must hold the
-    documents already.
+    documents already. gold: "text" or "number" keeps only the questions whose gold answer is of that
+    kind (`metrics.text_gold`).
     """
     if dataset not in DATASETS:
         raise ValueError(f"unknown dataset {dataset!r}; retrieval recall supports {', '.join(DATASETS)}")
     examples, files = load_dataset(dataset, data)
-    examples = [example for example in examples if example.get("evidence")]
+    if gold is not None and gold not in GOLDS:
+        raise ValueError(f"unknown gold kind {gold!r}; allowed: {', '.join(GOLDS)}")
+    examples = [example for example in examples if example.get("evidence")
+                and (gold is None or text_gold(example) == (gold == "text"))]
     examples = examples[:limit] if limit else examples
     if query_from == "evidence" and not all(example.evidence[0].get("text") for example in examples):
         raise ValueError(f"query_from='evidence' needs evidence text, which {dataset} examples lack")
@@ -85,7 +96,7 @@ def evaluate_recall(dataset: str, data: str | Path, index_dir: str | Path, k: in
         raise FileNotFoundError(f"index {index_dir} not found (ingest the {dataset} documents into it first)")
     corpus = Corpus(index_dir)
     known = set(corpus.doc_ids)
-    result: dict = {"dataset": dataset, "n": len(examples), "k": k, "query_from": query_from,
+    result: dict = {"dataset": dataset, "n": len(examples), "k": k, "query_from": query_from, "gold": gold or "all",
                     "gold_docs_not_indexed": len({item["doc_id"] for example in examples
                                                   for item in example.evidence} - known)}
     if not examples:

@@ -22,12 +22,15 @@ def add_commands(commands) -> None:
     evaluate.add_argument("--threads", type=count(1, MAX_THREADS), default=1)
     ray_options(evaluate, "answer the questions on Ray workers")
     evaluate.add_argument("--retrieval", action="store_true",
-                          help="retrieval only, no LM: recall@5, nDCG@10, recall@100 of text, semantic, hybrid search and hops")
+                          help="retrieval only, no LM: recall@5, nDCG@10, recall@100 of text, semantic, hybrid search, "
+                               "hops and long_text (summaries, then the segments of the chunks they pick)")
     evaluate.add_argument("--grounding", action="store_true",
                           help="grounding only, no LM: how often the gold answer grounds on its gold pages, and a wrong "
                                "value printed there does")
     evaluate.add_argument("--query-from", choices=["question", "evidence"], default="question",
                           help="retrieval only: query with the question, or with the gold evidence text")
+    evaluate.add_argument("--gold", choices=["text", "number"],
+                          help="retrieval only: just the questions whose gold answer is text (or a number)")
     evaluate.add_argument("--no-track", action="store_true", help="do not log an MLflow run")
     evaluate.add_argument("--json", action="store_true", help="end with the summary as one JSON line")
     evaluate.set_defaults(run=_eval)
@@ -75,7 +78,7 @@ def _eval(args) -> int:
         with sigterm_as_interrupt():
             if args.retrieval:
                 summary = evaluate_search(args.dataset, args.data, args.index, args.limit, args.query_from,
-                                          track=not args.no_track)
+                                          track=not args.no_track, gold=args.gold)
             elif args.grounding:
                 summary = evaluate_grounding_check(args.dataset, args.data, args.index, args.split, args.limit,
                                                    track=not args.no_track)

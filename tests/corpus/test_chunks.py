@@ -1,0 +1,145 @@
+"""Macro-chunks along the section tree, their extractive summaries, and the long-text search over them."""
+from __future__ import annotations
+
+import pytest
+
+from ferret.corpus import chunks as chunking
+from ferret.corpus.chunks import CHARS_PER_TOKEN, build_chunks
+from ferret.corpus.ingest import ingest
+from ferret.corpus.records import Section, Segment
+from ferret.corpus.store import Store
+from ferret.corpus.tools import Corpus
+
+
+def _doc(layout: list[tuple[str, int, int]]) -> tuple[list[Section], list[Segment]]:
+    """Sections (id, level, segments of ~1,000 tokens each) in order, each segment on its own page, its
+    text distinct sentences naming its section."""
+    sections, segments = [], []
+    for section_id, level, count in layout:
+        sections.append(Section(section_id, f"Title {section_id}", level, len(segments) + 1, len(segments) + count))
+        for i in range(count):
+            words = " ".join(f"{section_id}term{i}w{j} revenue grew 12.5 percent." for j in range(150))
+            text = (f"The {section_id} part {i} says: " + words)[:1000 * CHARS_PER_TOKEN - 20]
+            segments.append(Segment("text", text, len(segments) + 1, 0, len(text), section_id))
+    return sections, segments
+
+
+def _runs(found) -> list[tuple[int, int]]:
+    return [(chunk.first, chunk.last) for chunk in found]
+
+
+def test_chunks_follow_the_section_tree_within_the_budget():
+    # A (level 1) holds a1, a2 (level 2); A's subtree is 9 segments, over a budget of 6; B and C fit together
+    sections, segments = _doc([("A", 1, 1), ("a1", 2, 4), ("a2", 2, 4), ("B", 1, 2), ("C", 1, 3)])
+    found = build_chunks(sections, segments, budget=6 * 1001)
+    assert _runs(found) == [(0, 4), (5, 8), (9, 13)]  # A's own text with a1; a2; B and C merged
+    assert all(chunk.tokens <= 6 * 1001 for chunk in found)
+    starts = {0} | {i for i in range(1, len(segments)) if segments[i].section_id != segments[i - 1].section_id}
+    assert {chunk.first for chunk in found} <= starts  # every cut is where a section starts
+    assert found[2].title == "Title B; Title C" and (found[2].page_start, found[2].page_end) == (10, 14)
+
+
+def test_a_section_longer_than_the_budget_is_cut_evenly():
+    sections, segments = _doc([("A", 1, 10)])
+    found = build_chunks(sections, segments, budget=4 * 1001)
+    assert [chunk.last - chunk.first + 1 for chunk in found] == [4, 3, 3]
+    assert _runs(found)[0][0] == 0 and _runs(found)[-1][1] == 9
+    assert all(b[0] == a[1] + 1 for a, b in zip(_runs(found), _runs(found)[1:]))  # contiguous, no segment lost
+
+
+def test_a_short_document_has_no_chunks():
+    sections, segments = _doc([("A", 1, 3)])
+    assert build_chunks(sections, segments) == []
+
+
+def test_a_summary_cites_pages_of_its_chunk_and_its_sentences_are_printed_there():
+    sections, segments = _doc([("A", 1, 1), ("a1", 2, 4), ("a2", 2, 4), ("B", 1, 2), ("C", 1, 3)])
+    for chunk in build_chunks(sections, segments, budget=6 * 1001):
+        assert chunk.summary and chunk.summarizer == "extractive"
+        assert sum(len(sentence) for _, sentence in chunk.summary) <= chunking.SUMMARY_CHARS
+        for page, sentence in chunk.summary:
+            assert chunk.page_start <= page <= chunk.page_end
+            assert sentence in " ".join(s.text for s in segments if s.page == page)
+
+
+@pytest.fixture(scope="module")
+def report_index(tmp_path_factory):
+    """A markdown report long enough to be chunked (sections of 3,000 to 3,500 tokens; a budget of 4,000)."""
+    folder = tmp_path_factory.mktemp("long")
+    topics = {"Liquidity": "cash flows from operating activities funded the credit facility and the commercial paper",
+              "Revenue": "subscription revenue from the cloud offerings and product licenses in every region",
+              "Risk": "cybersecurity incidents, currency exchange rates and the competition could harm results",
+              "Employees": "headcount, hiring, retention and the stock-based compensation of our people"}
+    text = "".join(f"# {title}\n\n" + "".join(f"In paragraph {i}, {body} (item {title[:3]}{i}).\n\n" for i in range(110))
+                   for title, body in topics.items())
+    (folder / "report.md").write_text(text)
+    index = folder / "index"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chunking, "CHUNK_TOKENS", 4000)
+        report = ingest([folder / "report.md"], index)
+    assert report.added == ["report"]
+    return index
+
+
+def test_summaries_are_searched_and_a_chunk_fetched(report_index):
+    corpus = Corpus(report_index)
+    stored = corpus.store.conn.execute("SELECT id, title, first_segment, last_segment FROM chunks ORDER BY ord").fetchall()
+    assert [row["title"] for row in stored] == ["Liquidity", "Revenue", "Risk", "Employees"]
+    hit = corpus.search_semantic("how is the company funded: operating cash flows and borrowing", scope="summary", top_k=2)[0]
+    assert hit["node_id"] == f"chunk:{stored[0]['id']}" and hit["kind"] == "summary" and hit["section"] == "Liquidity"
+    fetched = corpus.fetch_section("report", hit["node_id"], max_tokens=50)
+    assert fetched["truncated"] and fetched["title"] == "Liquidity" and fetched["summary"]
+    with pytest.raises(ValueError, match="no chunk 'chunk:999' in report; its chunks: chunk:"):
+        corpus.fetch_section("report", "chunk:999")
+    with pytest.raises(ValueError, match="unknown scope"):
+        corpus.search_text("cash", scope="chunks")
+
+
+def test_the_long_text_search_drills_down_inside_the_chunks_it_picked(report_index):
+    corpus = Corpus(report_index)
+    found = corpus.search_long_text("cybersecurity incidents and currency risk", top_k=20, chunks=1)
+    (chunk,) = found["chunks"]
+    assert chunk["section"] == "Risk"
+    first, last = corpus.store.conn.execute("SELECT first_segment, last_segment FROM chunks WHERE id = ?",
+                                            (int(chunk["node_id"].split(":")[1]),)).fetchone()
+    ords = [corpus.store.conn.execute("SELECT ord FROM segments WHERE id = ?", (int(hit["node_id"][4:]),)).fetchone()[0]
+            for hit in found["hits"]]
+    assert sorted(ords) == list(range(first, last + 1))  # every segment of the chunk, and none outside it
+    # the plain search of the same words reaches outside that chunk
+    plain = corpus.search_text("cybersecurity incidents and currency risk", top_k=60, hybrid=True)
+    assert {hit["section"] for hit in plain} - {"Risk"}
+
+
+def test_a_second_ingest_summarizes_nothing_again_and_an_older_index_gets_its_chunks(report_index, monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr("ferret.corpus.ingest.build_chunks", lambda *a, **k: calls.append(a) or build_chunks(*a, **k))
+    source = report_index.parent / "report.md"
+    before = Store(report_index).conn.execute("SELECT id, text_hash, shard FROM chunks ORDER BY id").fetchall()
+    assert ingest([source], report_index).unchanged == ["report"]
+    assert calls == []
+    assert [tuple(r) for r in Store(report_index).conn.execute("SELECT id, text_hash, shard FROM chunks ORDER BY id")] \
+        == [tuple(r) for r in before]
+    # an index written before chunks existed: no chunk rows, no "chunked" mark
+    store = Store(report_index)
+    with store.transaction():
+        store.conn.execute("DELETE FROM chunks")
+        store.conn.execute("DELETE FROM meta WHERE key = 'chunked'")
+    store.close()
+    assert ingest([source], report_index).unchanged == ["report"]
+    assert len(calls) == 1  # chunked once from the stored rows
+    assert Corpus(report_index).search_semantic("cybersecurity", scope="summary", top_k=1)[0]["kind"] == "summary"
+    ingest([source], report_index)
+    assert len(calls) == 1
+
+
+def test_real_filings_long_documents_have_chunks(real_corpus):
+    rows = real_corpus.store.conn.execute(
+        "SELECT c.doc_id, c.first_segment, c.last_segment, c.tokens, c.page_start, c.page_end, d.n_pages FROM chunks c "
+        "JOIN documents d ON d.doc_id = c.doc_id ORDER BY c.doc_id, c.ord").fetchall()
+    assert "COSTCO_2021_10K" in {row["doc_id"] for row in rows}
+    for doc_id in {row["doc_id"] for row in rows}:
+        mine = [row for row in rows if row["doc_id"] == doc_id]
+        segments = real_corpus.store.conn.execute("SELECT COUNT(*) FROM segments WHERE doc_id = ?", (doc_id,)).fetchone()[0]
+        assert mine[0]["first_segment"] == 0 and mine[-1]["last_segment"] == segments - 1
+        assert all(b["first_segment"] == a["last_segment"] + 1 for a, b in zip(mine, mine[1:]))
+        assert all(row["tokens"] <= chunking.CHUNK_TOKENS for row in mine)
