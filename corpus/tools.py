@@ -316,6 +316,27 @@ class Corpus:
                 "subsections": [{"id": row["id"], "title": row["title"], "pages": [row["page_start"], row["page_end"]]}
                                 for row in inside[1:]]}
 
+    def summary_hits(self, node_id: str, limit: int) -> list[dict]:
+        """The first `limit` sentences of a chunk's summary ("chunk:N") as hits: each on the segment of the
+        chunk that prints it (its node_id, page and section), with kind "summary" and the chunk's title."""
+        self._refresh()
+        chunk = self.store.conn.execute("SELECT c.*, d.file, d.title AS doc_title FROM chunks c JOIN documents d "
+                                        "ON d.doc_id = c.doc_id WHERE c.id = ?", (node_id.removeprefix("chunk:"),)).fetchone()
+        if chunk is None:
+            return []
+        segments = self.store.conn.execute(
+            "SELECT s.id, s.page, s.section_id, s.text, sec.title AS section FROM segments s LEFT JOIN sections sec "
+            "ON sec.doc_id = s.doc_id AND sec.id = s.section_id WHERE s.doc_id = ? AND s.ord BETWEEN ? AND ? ORDER BY s.ord",
+            (chunk["doc_id"], chunk["first_segment"], chunk["last_segment"])).fetchall()
+        hits = []
+        for page, sentence in json.loads(chunk["summary"])[:limit]:
+            where = next((row for row in segments if row["page"] == page and sentence in " ".join(row["text"].split())), None)
+            if where is not None:
+                hits.append({"doc_id": chunk["doc_id"], "file": chunk["file"], "title": chunk["doc_title"], "page": page,
+                             "section": where["section"] or chunk["title"], "section_id": where["section_id"],
+                             "node_id": f"seg:{where['id']}", "kind": "summary", "text": sentence, "score": 0.0})
+        return hits
+
     def _fetch_chunk(self, doc_id: str, node_id: str, budget: int) -> dict:
         chunk = self.store.conn.execute("SELECT * FROM chunks WHERE doc_id = ? AND id = ?",
                                         (doc_id, node_id.removeprefix("chunk:"))).fetchone()

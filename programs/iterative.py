@@ -5,7 +5,8 @@ question → Router (intent, search terms, subqueries, route)
   (`programs.structured`: filters widened when empty, an overload asks to narrow); when even that
   finds no row, the loop below runs on the other routes
 → first rung, the cheapest read that can answer: the question's top hybrid passages (the one-call
-  baseline's search) read by one typed step (ReadPassages) that answers with the passages it used,
+  baseline's search; on the Router's "long_text" route, the top passages inside the long-document chunk
+  whose summary matches best, and that summary's leading sentences) read by one typed step (ReadPassages) that answers with the passages it used,
   a calculation computed in code, or says what is missing (`programs.passage_answer`). An answer whose
   citations and numbers verify, with nothing said missing, ends the question (Router + read: 2 calls).
   Otherwise the values it read are kept as findings, its failure is recorded with the reason, and the
@@ -74,6 +75,7 @@ READ_ROWS = 2  # table rows the question names, read by the first rung beside it
 LABEL_CANDIDATES = 20  # labels looked at for them
 STEPS = ("route", "read", "confirm", "extract", "evaluate", "synthesize", "plan", "rerank")
 SECTIONS_NOT_SHOWN = "(not shown: read the results)"
+SUMMARY_SENTENCES = 2  # of the chosen chunk's summary, read beside its passages on the long_text route
 
 
 def load_corpus(corpus: Corpus | str | Path) -> Corpus:
@@ -88,23 +90,27 @@ class IterativeRetriever(SavedSettings, dspy.Module):
     configured default LM.
     """
 
-    SETTINGS = ("max_iterations", "top_k", "context_chars", "agent_steps", "row_limit", "read_k", "read_chars", "repairs")
+    SETTINGS = ("max_iterations", "top_k", "context_chars", "agent_steps", "row_limit", "read_k", "read_chars", "repairs",
+                "long_text")
 
     def __init__(self, corpus: Corpus | str | Path, max_iterations: int = 4, top_k: int = 4,
                  context_chars: int = 400, agent_steps: int = 1, row_limit: int = ROW_LIMIT,
                  read_k: int = 5, read_chars: int = 600, lms: dict[str, dspy.LM] | None = None,
-                 accept: str = GROUNDED, repairs: bool | None = None):
+                 accept: str = GROUNDED, repairs: bool | None = None, long_text: bool = True):
         """`read_k` passages of `read_chars` characters are the first rung's read (the one-call
         baseline's); `top_k` results of `context_chars` each step of the loop after it. `accept`: the
         lowest grounding (`programs.grounding`) an answer is stated with; a read grounded below it
         does not end the question, and a final answer below it becomes a "fail" with the answer as its
         unconfirmed candidate ("on_page" keeps every verified answer). `repairs`: the small-model
         repairs (`programs.repairs`), on or off; None decides by each step's LM (on for the embedded
-        models). The settings but `lms` and `accept` are saved with the program's state (`SavedSettings`)."""
+        models). `long_text`: a question the Router routes to "long_text" is first read inside the chunk of a
+        long document whose summary matches it best (`_question_hits`); off, it is read as any other.
+        The settings but `lms` and `accept` are saved with the program's state (`SavedSettings`)."""
         super().__init__()
         self.corpus = load_corpus(corpus)
         self.accept = check_accept(accept)
         self.repairs = repairs
+        self.long_text = long_text
         self.max_iterations = max_iterations
         self.top_k = top_k
         self.context_chars = context_chars
@@ -161,7 +167,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             rungs = [rung for rung in rungs if rung.method != "annotations"]  # widened and still empty
         policy = Policy(rungs)
         why = hop_needed(question)  # then the read waits for the hop: a one-hop read would answer from half the way
-        if not why and (read := self._read(state, policy, self._question_hits(state), "read")) is not None:
+        if not why and (read := self._read(state, policy, *self._question_hits(state, decision.route))) is not None:
             return self._result(state, read, rerank=False)
         if (hits := self._hop_hits(state, why)) and (read := self._read(state, policy, hits, "hops")) is not None:
             return self._result(state, read, rerank=False)
@@ -224,10 +230,24 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             **({"list_from_wording": True} if listed else {})})
         return decision.model_copy(update={"aggregate": aggregate, **({"intent": "list"} if listed else {})})
 
-    def _question_hits(self, state: "_Run") -> list[dict]:
-        """The first rung's passages: the question's top hybrid passages (the one-call baseline's search)."""
+    def _question_hits(self, state: "_Run", route: str) -> tuple[list[dict], str]:
+        """The first rung's passages and its name: the question's top hybrid passages (the one-call
+        baseline's search, "read"); on the long_text route (with `long_text`, where a long document is
+        in scope), the top passages inside the chunk whose summary matches best, then that summary's
+        leading sentences ("long_text", `Corpus.search_long_text`)."""
+        if route == "long_text" and self.long_text:
+            found = self.corpus.search_long_text(state.question, bucket=state.bucket, top_k=self.read_k,
+                                                 context_chars=self.read_chars, doc_id=state.doc_id, chunks=1)
+            if found["chunks"]:
+                chunk = found["chunks"][0]
+                state.log("long_text", {"chunk": chunk["node_id"], "doc_id": chunk["doc_id"], "title": chunk["section"],
+                                        "pages": chunk["pages"]})
+                shown = " ".join(" ".join(hit["text"].split()) for hit in found["hits"])
+                summary = [hit for hit in self.corpus.summary_hits(chunk["node_id"], SUMMARY_SENTENCES)
+                           if hit["text"] not in shown]
+                return found["hits"] + summary, "long_text"
         return self.corpus.search_text(state.question, bucket=state.bucket, top_k=self.read_k,
-                                       context_chars=self.read_chars, doc_id=state.doc_id, hybrid=True)
+                                       context_chars=self.read_chars, doc_id=state.doc_id, hybrid=True), "read"
 
     def _hop_hits(self, state: "_Run", why: str) -> list[dict]:
         """The hops rung's passages (`corpus.hops`, no LM): the question's top passages, then those of the

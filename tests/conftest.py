@@ -81,6 +81,31 @@ RECEIPTS = {
 }
 
 
+LONG_TOPICS = {"Liquidity": "cash flows from operating activities funded the credit facility and the commercial paper",
+               "Revenue": "subscription revenue from the cloud offerings and product licenses in every region",
+               "Risk": "cybersecurity incidents, currency exchange rates and the competition could harm results",
+               "Employees": "headcount, hiring, retention and the stock-based compensation of our people"}
+
+
+@pytest.fixture(scope="session")
+def long_report(tmp_path_factory):
+    """An index of one markdown report long enough to be chunked: four sections of 3,000 to 3,500 tokens,
+    a chunk each under a budget of 4,000 tokens."""
+    from ferret.corpus import chunks
+    from ferret.corpus.ingest import ingest
+
+    folder = tmp_path_factory.mktemp("long")
+    text = "".join(f"# {title}\n\n" + "".join(f"In paragraph {i}, {body} (item {title[:3]}{i}).\n\n" for i in range(110))
+                   for title, body in LONG_TOPICS.items())
+    (folder / "report.md").write_text(text)
+    index = folder / "index"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chunks, "CHUNK_TOKENS", 4000)
+        report = ingest([folder / "report.md"], index)
+    assert report.added == ["report"]
+    return index
+
+
 @pytest.fixture(scope="session")
 def small_corpus(tmp_path_factory):
     """A report with a table, notes and a cross-reference, and two receipts with line items."""

@@ -1,6 +1,8 @@
 """Macro-chunks along the section tree, their extractive summaries, and the long-text search over them."""
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from ferret.corpus import chunks as chunking
@@ -62,27 +64,8 @@ def test_a_summary_cites_pages_of_its_chunk_and_its_sentences_are_printed_there(
             assert sentence in " ".join(s.text for s in segments if s.page == page)
 
 
-@pytest.fixture(scope="module")
-def report_index(tmp_path_factory):
-    """A markdown report long enough to be chunked (sections of 3,000 to 3,500 tokens; a budget of 4,000)."""
-    folder = tmp_path_factory.mktemp("long")
-    topics = {"Liquidity": "cash flows from operating activities funded the credit facility and the commercial paper",
-              "Revenue": "subscription revenue from the cloud offerings and product licenses in every region",
-              "Risk": "cybersecurity incidents, currency exchange rates and the competition could harm results",
-              "Employees": "headcount, hiring, retention and the stock-based compensation of our people"}
-    text = "".join(f"# {title}\n\n" + "".join(f"In paragraph {i}, {body} (item {title[:3]}{i}).\n\n" for i in range(110))
-                   for title, body in topics.items())
-    (folder / "report.md").write_text(text)
-    index = folder / "index"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(chunking, "CHUNK_TOKENS", 4000)
-        report = ingest([folder / "report.md"], index)
-    assert report.added == ["report"]
-    return index
-
-
-def test_summaries_are_searched_and_a_chunk_fetched(report_index):
-    corpus = Corpus(report_index)
+def test_summaries_are_searched_and_a_chunk_fetched(long_report):
+    corpus = Corpus(long_report)
     stored = corpus.store.conn.execute("SELECT id, title, first_segment, last_segment FROM chunks ORDER BY ord").fetchall()
     assert [row["title"] for row in stored] == ["Liquidity", "Revenue", "Risk", "Employees"]
     hit = corpus.search_semantic("how is the company funded: operating cash flows and borrowing", scope="summary", top_k=2)[0]
@@ -95,8 +78,8 @@ def test_summaries_are_searched_and_a_chunk_fetched(report_index):
         corpus.search_text("cash", scope="chunks")
 
 
-def test_the_long_text_search_drills_down_inside_the_chunks_it_picked(report_index):
-    corpus = Corpus(report_index)
+def test_the_long_text_search_drills_down_inside_the_chunks_it_picked(long_report):
+    corpus = Corpus(long_report)
     found = corpus.search_long_text("cybersecurity incidents and currency risk", top_k=20, chunks=1)
     (chunk,) = found["chunks"]
     assert chunk["section"] == "Risk"
@@ -110,25 +93,26 @@ def test_the_long_text_search_drills_down_inside_the_chunks_it_picked(report_ind
     assert {hit["section"] for hit in plain} - {"Risk"}
 
 
-def test_a_second_ingest_summarizes_nothing_again_and_an_older_index_gets_its_chunks(report_index, monkeypatch, tmp_path):
+def test_a_second_ingest_summarizes_nothing_again_and_an_older_index_gets_its_chunks(long_report, monkeypatch, tmp_path):
     calls = []
     monkeypatch.setattr("ferret.corpus.ingest.build_chunks", lambda *a, **k: calls.append(a) or build_chunks(*a, **k))
-    source = report_index.parent / "report.md"
-    before = Store(report_index).conn.execute("SELECT id, text_hash, shard FROM chunks ORDER BY id").fetchall()
-    assert ingest([source], report_index).unchanged == ["report"]
+    index, source = tmp_path / "index", long_report.parent / "report.md"
+    shutil.copytree(long_report, index)
+    before = Store(index).conn.execute("SELECT id, text_hash, shard FROM chunks ORDER BY id").fetchall()
+    assert ingest([source], index).unchanged == ["report"]
     assert calls == []
-    assert [tuple(r) for r in Store(report_index).conn.execute("SELECT id, text_hash, shard FROM chunks ORDER BY id")] \
+    assert [tuple(r) for r in Store(index).conn.execute("SELECT id, text_hash, shard FROM chunks ORDER BY id")] \
         == [tuple(r) for r in before]
     # an index written before chunks existed: no chunk rows, no "chunked" mark
-    store = Store(report_index)
+    store = Store(index)
     with store.transaction():
         store.conn.execute("DELETE FROM chunks")
         store.conn.execute("DELETE FROM meta WHERE key = 'chunked'")
     store.close()
-    assert ingest([source], report_index).unchanged == ["report"]
-    assert len(calls) == 1  # chunked once from the stored rows
-    assert Corpus(report_index).search_semantic("cybersecurity", scope="summary", top_k=1)[0]["kind"] == "summary"
-    ingest([source], report_index)
+    assert ingest([source], index).unchanged == ["report"]
+    assert len(calls) == 1  # chunked once, from the stored rows
+    assert Corpus(index).search_semantic("cybersecurity", scope="summary", top_k=1)[0]["kind"] == "summary"
+    ingest([source], index)
     assert len(calls) == 1
 
 
