@@ -96,7 +96,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
     def __init__(self, corpus: Corpus | str | Path, max_iterations: int = 4, top_k: int = 4,
                  context_chars: int = 400, agent_steps: int = 1, row_limit: int = ROW_LIMIT,
                  read_k: int = 5, read_chars: int = 600, lms: dict[str, dspy.LM] | None = None,
-                 accept: str = GROUNDED, repairs: bool | None = None, long_text: bool = True):
+                 accept: str = GROUNDED, repairs: bool | None = None, long_text: bool = False):
         """`read_k` passages of `read_chars` characters are the first rung's read (the one-call
         baseline's); `top_k` results of `context_chars` each step of the loop after it. `accept`: the
         lowest grounding (`programs.grounding`) an answer is stated with; a read grounded below it
@@ -104,7 +104,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         unconfirmed candidate ("on_page" keeps every verified answer). `repairs`: the small-model
         repairs (`programs.repairs`), on or off; None decides by each step's LM (on for the embedded
         models). `long_text`: a question the Router routes to "long_text" is first read inside the chunk of a
-        long document whose summary matches it best (`_question_hits`); off, it is read as any other.
+        long document whose summary matches it best (`_question_hits`); off (the default: on FinanceBench
+        that search found fewer evidence pages than hybrid search, docs/benchmarks.md), it is read as any other.
         The settings but `lms` and `accept` are saved with the program's state (`SavedSettings`)."""
         super().__init__()
         self.corpus = load_corpus(corpus)

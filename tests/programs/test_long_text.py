@@ -1,5 +1,5 @@
 """The long_text route with the scripted LM: the first read sees the passages inside the chunk whose
-summary matches the question, and that summary's leading sentences; off, the plain hybrid read."""
+summary matches the question, and that summary's leading sentences; off (the default), the plain hybrid read."""
 from __future__ import annotations
 
 import dspy
@@ -22,7 +22,7 @@ def first_read(long_report, **options):
 
 
 def test_the_long_text_route_reads_inside_the_best_chunk_and_its_summary(long_report):
-    result, passages, corpus = first_read(long_report)
+    result, passages, corpus = first_read(long_report, long_text=True)
     (step,) = [step for step in result.trajectory if step["step"] == "long_text"]
     assert step["title"] == "Risk"
     first, last = corpus.store.conn.execute("SELECT first_segment, last_segment FROM chunks WHERE id = ?",
@@ -39,6 +39,6 @@ def test_the_long_text_route_reads_inside_the_best_chunk_and_its_summary(long_re
 
 
 def test_without_the_route_the_first_read_is_the_plain_hybrid_search(long_report):
-    result, passages, _ = first_read(long_report, long_text=False)
+    result, passages, _ = first_read(long_report)  # off by default
     assert not [step for step in result.trajectory if step["step"] == "long_text"]
     assert [s for s in result.trajectory if s["step"] == "read"][0]["rung"] == "read"
