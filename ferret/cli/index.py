@@ -38,6 +38,8 @@ def add_commands(commands) -> None:
     search.add_argument("query", type=words)
     search.add_argument("--index", default=DEFAULT_INDEX)
     search.add_argument("--mode", choices=["text", "semantic", "hybrid"], default="hybrid")
+    search.add_argument("--scope", choices=["segments", "summary"], default="segments",
+                        help="search the segments, or the summaries of long documents' chunks")
     search.add_argument("--bucket")
     search.add_argument("--doc", help="restrict to one document id")
     search.add_argument("--filters", help='typed metadata filters as JSON, e.g. \'{"total": {">=": 1000}}\'')
@@ -103,13 +105,14 @@ def _search(args) -> int:
     corpus = Corpus(args.index)
     search = corpus.search_semantic if args.mode == "semantic" else corpus.search_text
     hits = search(args.query, bucket=args.bucket, filters=args.filters, top_k=args.top_k,
-                  context_chars=args.context_chars, doc_id=args.doc, hybrid=args.mode == "hybrid")
+                  context_chars=args.context_chars, doc_id=args.doc, hybrid=args.mode == "hybrid", scope=args.scope)
     if args.json:
         print(json.dumps(hits, ensure_ascii=False))
         return 0
     for rank, hit in enumerate(hits, start=1):
         text = " ".join(hit["text"].split())
-        print(f"{rank:>2}. {hit['file']} p.{hit['page']} · {hit['section'] or '-'} · score {hit['score']}\n    {text}")
+        pages = f"pp.{hit['pages'][0]}-{hit['pages'][1]}" if "pages" in hit else f"p.{hit['page']}"
+        print(f"{rank:>2}. {hit['file']} {pages} · {hit['section'] or '-'} · score {hit['score']}\n    {text}")
     if not hits:
         print("no hits")
     return 0

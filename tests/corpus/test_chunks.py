@@ -127,3 +127,11 @@ def test_real_filings_long_documents_have_chunks(real_corpus):
         assert mine[0]["first_segment"] == 0 and mine[-1]["last_segment"] == segments - 1
         assert all(b["first_segment"] == a["last_segment"] + 1 for a, b in zip(mine, mine[1:]))
         assert all(row["tokens"] <= chunking.CHUNK_TOKENS for row in mine)
+
+
+def test_the_search_command_shows_summaries_with_their_pages(long_report, capsys):
+    from ferret.cli import main
+
+    assert main(["search", "headcount and hiring", "--index", str(long_report), "--scope", "summary", "--top-k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(" 1. report.md pp.1-1 · Employees · score ") and "headcount" in out
