@@ -51,7 +51,7 @@ from dspy.utils.exceptions import AdapterParseError, LMError
 
 from ferret.corpus.hops import hop_needed, hop_search
 from ferret.corpus.tools import Corpus
-from ferret.programs.arithmetic import operations
+from ferret.programs.arithmetic import SUM_ASKED, operations
 from ferret.programs.confirm import confirmed
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
 from ferret.programs.passage_answer import answer_from_passages
@@ -59,8 +59,8 @@ from ferret.programs.repairs import repairs_on, step_lm
 from ferret.programs.result import check_input, error_text, measured, outcome
 from ferret.programs.settings import SavedSettings
 from ferret.programs.strategy import Attempt, Policy, Strategy, ladder
-from ferret.programs.structured import (ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, grounded, nothing_matched,
-                                        table_query)
+from ferret.programs.structured import (ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, grounded, item_words,
+                                        nothing_matched, table_query, year_filter)
 from ferret.programs.verify import finding_number, value_on_page, verify
 from ferret.signatures import ConfirmAnswer, Evaluator, Extraction, Planner, ReadPassages, Rerank, Router, Synthesis
 from ferret.signatures.router import EXAMPLES as ROUTER_EXAMPLES
@@ -206,8 +206,12 @@ class IterativeRetriever(SavedSettings, dspy.Module):
     # --- steps --------------------------------------------------------------------------------------
     def _route(self, state: "_Run") -> RouteDecision:
         """The Router's decision; with the small-model repairs, its aggregate only when the question asks
-        for one (`asked_aggregate`), and a "lookup" of a question that asks which things match, across
-        the corpus, read as a list.
+        for one (`asked_aggregate`), a "lookup" of a question that asks which things match, across
+        the corpus, read as a list, a question that ends "in total" (`SUM_ASKED`) sent to the
+        structured route, where sums are computed (with no matching row the loop runs as routed), and a
+        list or aggregate whose terms the question does not hold given the question's own (`item_words`),
+        and the one year it names as a filter on a date field in scope when the Router set none
+        (`year_filter`).
         A question about one document gets no corpus overview (a 0.5B Router copies what it lists into
         every field), so it gets no metadata filters or bucket either."""
         overview = "one given document" if state.doc_id else self.corpus.overview()
@@ -225,11 +229,23 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         repair = repairs_on(self.repairs, step_lm(self.route))
         aggregate = asked_aggregate(decision.aggregate, state.question) if repair else decision.aggregate
         listed = repair and decision.intent == "lookup" and state.doc_id is None and asked_list(state.question)
+        summed = repair and aggregate == "sum" and decision.route != "structured" and bool(SUM_ASKED.search(state.question))
+        over_rows = repair and (aggregate != "none" or listed or decision.intent == "list")
+        unnamed = over_rows and not grounded([*decision.entities, *decision.topic_terms], state.question) \
+            and item_words(state.question, self.corpus.filter_fields(state.bucket or state.routed_bucket))
+        dated = year_filter(decision.constraints, state.question, self.corpus.date_fields(state.bucket or state.routed_bucket)) \
+            if over_rows and state.doc_id is None else None
         state.log("route", {**decision.model_dump(), "dropped_constraints": [
             c.field for c in decision.constraints if c.field not in known],
             **({"dropped_aggregate": decision.aggregate} if aggregate != decision.aggregate else {}),
-            **({"list_from_wording": True} if listed else {})})
-        return decision.model_copy(update={"aggregate": aggregate, **({"intent": "list"} if listed else {})})
+            **({"list_from_wording": True} if listed else {}), **({"structured_from_wording": True} if summed else {}),
+            **({"terms_from_wording": unnamed} if unnamed else {}),
+            **({"year_from_wording": dated.model_dump()} if dated else {})})
+        return decision.model_copy(update={"aggregate": aggregate, **({"intent": "list"} if listed else {}),
+                                           **({"topic_terms": [unnamed]} if unnamed else {}),
+                                           **({"constraints": [*decision.constraints, dated]} if dated else {}),
+                                           **({"route": "structured", "fallbacks": [decision.route, *decision.fallbacks]}
+                                              if summed else {})})
 
     def _question_hits(self, state: "_Run", route: str) -> tuple[list[dict], str]:
         """The first rung's passages and its name: the question's top hybrid passages (the one-call

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
+from ferret.corpus.hops import STOPWORDS
 from ferret.corpus.lexical import tokenize
 from ferret.corpus.tools import Corpus, write_annotations_csv
 from ferret.programs.arithmetic import SUM_ASKED
@@ -43,6 +44,9 @@ _AGGREGATE_CUES = {
     "min": r"\b(min|minimum|lowest|smallest|least|cheapest)\b",
     "max": r"\b(max|maximum|highest|largest|most|biggest|greatest)\b",
     "count": r"\b(how many|number of|count)\b"}
+_ASKING_WORDS = frozenset("""much spent spend spending paid pay cost costs bought buy purchased purchase total totals sum
+altogether combined average mean number count list show give tell name receipts documents invoices orders files
+contain contains contained include includes included we our us i""".split())
 _OP_WORDS = {"sum": "Sum", "avg": "Average", "min": "Minimum", "max": "Maximum", "count": "Count"}
 # "List every...", "Which receipts contain...", "From which vendors did...": which things (a plural, then
 # a verb) match, not which one ("Which magazine was started first?")
@@ -108,6 +112,28 @@ def grounded(terms: list[str], question: str) -> list[str]:
     than count, take every term.)"""
     asked = _words(question)
     return [term for term in terms if (words := _words(term)) and words <= asked]
+
+
+def item_words(question: str, fields: set[str] = frozenset()) -> str:
+    """What a list or aggregate question counts, sums or lists, from its wording: its words but the
+    stopwords, numbers, the words that ask ("how much was spent", "in total", "which receipts
+    contain") and the metadata `fields` ("vendors"). The label query when the embedded Router wrote no
+    term the question holds (it left the terms empty for "How much was spent on batteries in 2023 in
+    total?" beside a 10-K)."""
+    named = _words(" ".join(fields))
+    return " ".join(word for word in re.findall(r"[A-Za-z][\w'-]*", question)
+                    if word.lower() not in STOPWORDS and word.lower() not in _ASKING_WORDS and not _words(word) & named)
+
+
+def year_filter(constraints: list[Constraint], question: str, date_fields: set[str]) -> Constraint | None:
+    """A filter to the one year the question names, on a date field in scope (the answer's widening tries
+    the period on the others, `_widened`), when no constraint is on a date field yet ("How much was spent
+    on batteries in 2023 in total?" read with no constraint); else None."""
+    years = set(re.findall(r"\b(?:19|20)\d\d\b", question))
+    if len(years) != 1 or not date_fields or any(c.field in date_fields for c in constraints):
+        return None
+    (year,) = years
+    return Constraint(field=min(date_fields), op="between", value=[f"{year}-01-01", f"{year}-12-31"])
 
 
 def asked_aggregate(op: str, question: str) -> str:

@@ -11,8 +11,9 @@ import pytest
 from ferret.corpus.tools import Corpus
 from ferret.cli import main
 from ferret.programs.iterative import IterativeRetriever
-from ferret.programs.structured import asked_aggregate, asked_list, export_rows, grounded, measure, table_query
-from ferret.signatures.types import RouteDecision
+from ferret.programs.structured import (asked_aggregate, asked_list, export_rows, grounded, item_words, measure,
+                                        table_query, year_filter)
+from ferret.signatures.types import Constraint, RouteDecision
 from tests.fakes import scripted_lm
 
 
@@ -152,6 +153,20 @@ def test_a_total_the_router_read_as_a_lookup_is_summed_over_the_period_on_the_da
     assert result.citations_verified and engine.steps() == ["route"]
 
 
+def test_a_question_ending_in_total_goes_to_the_structured_route_whatever_the_router_chose(small_corpus):
+    # on an index with a 10-K beside the receipts, the embedded Router routed this question to long_text
+    question = "How much was spent on tires in total?"
+    lm, engine = scripted_lm({"route": {"decision": {"intent": "lookup", "route": "long_text", "fallbacks": ["hybrid"],
+                                                     "buckets": ["invoices"], "topic_terms": ["tires"]}}})
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        result = IterativeRetriever(small_corpus, repairs=True)(question=question)
+        plain = IterativeRetriever(small_corpus, repairs=False)(question=question)
+    route = next(step for step in result.trajectory if step["step"] == "route")
+    assert route["structured_from_wording"] and result.answered_by == "structured"
+    assert result.answer == "Sum of Amount over 2 rows matching 'tires' in 2 documents: 740."
+    assert plain.answered_by != "structured" and not any(step["step"] == "structured" for step in plain.trajectory)
+
+
 @pytest.mark.parametrize("question, listed", [
     ("Which receipts contain tires?", True),
     ("From which vendors did we buy batteries in 2023?", True),
@@ -208,3 +223,21 @@ def test_ferret_export_names_a_bad_result_file(tmp_path, capsys, value):
     bad.write_text(value)
     assert main(["export", str(bad), "--csv", str(tmp_path / "x.csv")]) == 2
     assert f"{bad} is not a result JSON" in capsys.readouterr().err
+
+
+def test_an_aggregate_the_router_named_nothing_of_is_asked_with_the_questions_own_words(sample_index):
+    # the embedded Router's reading beside a 10-K: structured, but no entity, term or aggregate
+    decision = {"intent": "lookup", "aggregate": "none", "entities": [], "topic_terms": [], "constraints": []}
+    question = "How much was spent on batteries in 2023 in total?"
+    result, engine = ask(Corpus(sample_index), decision, question=question, repairs=True)
+    route = next(step for step in result.trajectory if step["step"] == "route")
+    assert route["terms_from_wording"] == "batteries" and engine.steps() == ["route"]
+    assert result.answer == "Sum of Amount over 11 rows matching 'batteries' in 7 documents: 8,417.43."  # the gold
+    assert route["year_from_wording"]["value"] == ["2023-01-01", "2023-12-31"]
+    assert structured_step(result)["attempts"][-1]["filters"] == {"date": {"between": ["2023-01-01", "2023-12-31"]}}
+    unrepaired, _ = ask(Corpus(sample_index), decision, question=question, repairs=False)
+    assert unrepaired.answered_by != "structured"
+    assert item_words("From which vendors did we buy batteries in 2023?", {"vendor", "date"}) == "batteries"
+    assert year_filter([], "How many tires in 2022 and 2023?", {"date"}) is None  # two years: not one period
+    assert year_filter([], "How many tires in 2023?", set()) is None
+    assert year_filter([Constraint(field="due", op=">", value="2023-06-01")], "Tires in 2023?", {"date", "due"}) is None
