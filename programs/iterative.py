@@ -209,7 +209,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         for one (`asked_aggregate`), a "lookup" of a question that asks which things match, across
         the corpus, read as a list, a question that ends "in total" (`SUM_ASKED`) sent to the
         structured route, where sums are computed (with no matching row the loop runs as routed), and a
-        list or aggregate whose terms the question does not hold given the question's own (`item_words`),
+        list or such a sum whose terms the question does not hold given the question's own (`item_words`),
         and the one year it names as a filter on a date field in scope when the Router set none
         (`year_filter`).
         A question about one document gets no corpus overview (a 0.5B Router copies what it lists into
@@ -229,8 +229,9 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         repair = repairs_on(self.repairs, step_lm(self.route))
         aggregate = asked_aggregate(decision.aggregate, state.question) if repair else decision.aggregate
         listed = repair and decision.intent == "lookup" and state.doc_id is None and asked_list(state.question)
-        summed = repair and aggregate == "sum" and decision.route != "structured" and bool(SUM_ASKED.search(state.question))
-        over_rows = repair and (aggregate != "none" or listed or decision.intent == "list")
+        sum_asked = repair and aggregate == "sum" and bool(SUM_ASKED.search(state.question))
+        summed = sum_asked and decision.route != "structured"
+        over_rows = sum_asked or listed or (repair and decision.intent == "list")  # not "total revenue": a lookup
         unnamed = over_rows and not grounded([*decision.entities, *decision.topic_terms], state.question) \
             and item_words(state.question, self.corpus.filter_fields(state.bucket or state.routed_bucket))
         dated = year_filter(decision.constraints, state.question, self.corpus.date_fields(state.bucket or state.routed_bucket)) \
