@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ferret.corpus.dense import get_embedder
+from ferret.corpus.dense import DEFAULT_EMBEDDER, get_embedder
 from ferret.corpus.ingest import ingest, remove
 from ferret.corpus.ranking import top_rows
 from ferret.corpus.shards import one_commit
@@ -30,7 +30,7 @@ def peak_rss_mb() -> dict[str, float]:
 
 
 def bench_ingest(paths: list[str], index_dir: str | None = None, workers: int | None = None,
-                 progress: bool = False, ray: str | None = None) -> dict:
+                 progress: bool = False, ray: str | None = None, embedder: str | None = None) -> dict:
     """Ingest `paths` into a fresh index (a temporary one unless `index_dir`) and time it (on Ray's
     workers with `ray`, Ray's start included)."""
     with tempfile.TemporaryDirectory(prefix="ferret-bench-") as scratch:
@@ -39,14 +39,14 @@ def bench_ingest(paths: list[str], index_dir: str | None = None, workers: int | 
             raise ValueError(f"{target} is not empty: the ingest benchmark needs a fresh index directory")
         cores = workers or os.cpu_count() or 1
         start = time.perf_counter()
-        report = ingest(paths, target, workers=cores, progress=progress, ray=ray)
+        report = ingest(paths, target, workers=cores, progress=progress, ray=ray, embedder=embedder)
         seconds = time.perf_counter() - start
     return {
         "documents": len(report.added), "errors": [str(e) for e in report.errors], "pages": report.pages,
         "segments": report.segments, "annotations": report.annotations, "seconds": round(seconds, 2),
         "pages_per_second": round(report.pages / seconds, 2),
         "pages_per_second_per_core": round(report.pages / seconds / cores, 2),
-        "cores": cores, "ray": ray or "", "commits": report.commits, "stage_seconds": {k: round(v, 2) for k, v in report.seconds.items()},
+        "cores": cores, "ray": ray or "", "embedder": embedder or DEFAULT_EMBEDDER, "commits": report.commits, "stage_seconds": {k: round(v, 2) for k, v in report.seconds.items()},
         "parse_pages_per_second": round(report.pages / max(report.seconds["parse"], 1e-9), 2),
         **peak_rss_mb(),
     }

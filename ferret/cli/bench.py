@@ -16,6 +16,7 @@ def add_commands(commands) -> None:
     bench_ingest.add_argument("paths", nargs="+")
     bench_ingest.add_argument("--index", help="fresh index directory to keep (default: a temporary one)")
     bench_ingest.add_argument("--workers", type=count(1, MAX_THREADS))
+    bench_ingest.add_argument("--embedder", help="as for ingest: minilm-openvino (default), minilm, or a LiteLLM model")
     ray_options(bench_ingest, "parse PDFs and embed on Ray workers", workers=False)
     bench_ingest.add_argument("--json", action="store_true")
     bench_add = targets.add_parser("add", help="time adding one file to an empty index and to INDEX (then removed)")
@@ -54,7 +55,7 @@ def _bench(args) -> int:
         result = grow_index(args.index, args.copies)
     elif args.target == "ingest":
         result = bench_ingest(args.paths, args.index, args.workers, progress=not args.json and sys.stderr.isatty(),
-                              ray=args.ray)
+                              ray=args.ray, embedder=args.embedder)
     elif args.target == "pages":
         result = window_pages(args.sources, args.out, args.pages, args.words, args.stride)
     elif args.target == "lm":

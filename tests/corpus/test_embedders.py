@@ -1,0 +1,55 @@
+"""The embedders shipped with ferret: all-MiniLM-L6-v2 through OpenVINO (the default) and through torch
+give the same vectors, the OpenVINO model is converted once and then loaded, an index keeps its embedder."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ferret.corpus import dense
+from ferret.corpus.dense import DEFAULT_EMBEDDER, MiniLMEmbedder, OpenVINOMiniLMEmbedder, embedder_name, get_embedder
+from ferret.corpus.ingest import ingest
+from ferret.corpus.store import Store
+
+TEXTS = ["Total current liabilities were $3,706 million.", "Liquidity and capital resources",
+         "The Lakota and Dakota Sioux", "x" * 3000]  # the last one past the 256-token window
+
+
+def test_openvino_and_torch_give_the_same_unit_vectors():
+    fast, reference = get_embedder(), get_embedder("minilm")
+    assert isinstance(fast, OpenVINOMiniLMEmbedder) and isinstance(reference, MiniLMEmbedder)
+    vectors, expected = fast(TEXTS), reference(TEXTS)
+    assert vectors.shape == (4, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    assert (vectors * expected).sum(axis=1).min() > 0.999
+    assert fast([]).shape == (0, 384)
+    # rank order of a query against the texts is the same
+    assert np.array_equal(np.argsort(-(vectors @ fast(["liabilities"])[0])), np.argsort(-(expected @ reference(["liabilities"])[0])))
+
+
+def test_the_converted_model_is_saved_once_and_loaded_after(tmp_path, monkeypatch):
+    monkeypatch.setenv("FERRET_CACHE", str(tmp_path))
+    first = OpenVINOMiniLMEmbedder()
+    saved = sorted(p.name for p in (tmp_path / "embedders").iterdir())
+    assert len(saved) == 2 and saved[0].endswith(".bin") and saved[1].endswith(".xml")  # no partial file left
+
+    import openvino
+
+    monkeypatch.setattr(openvino, "convert_model", lambda *a, **k: pytest.fail("converted again"))
+    again = OpenVINOMiniLMEmbedder()
+    assert np.allclose(first(TEXTS[:2]), again(TEXTS[:2]))
+
+
+def test_an_index_keeps_the_embedder_it_was_built_with(tmp_path):
+    (tmp_path / "a.md").write_text("# Notes\n\nRevenue grew.\n")
+    (tmp_path / "b.md").write_text("# More\n\nCosts fell.\n")
+    ingest([tmp_path / "a.md"], tmp_path / "torch", embedder="minilm")
+    ingest([tmp_path / "b.md"], tmp_path / "torch")  # no --embedder: the index's own
+    store = Store(tmp_path / "torch")
+    assert store.meta("embedder_spec") == "minilm"
+    assert {row[0] for row in store.conn.execute("SELECT DISTINCT model FROM embeddings")} == {"all-MiniLM-L6-v2"}
+    ingest([tmp_path / "a.md"], tmp_path / "default")
+    assert Store(tmp_path / "default").meta("embedder_spec") == DEFAULT_EMBEDDER == "minilm-openvino"
+    assert embedder_name(None) == "all-MiniLM-L6-v2-openvino" and embedder_name("openai/x") == "openai/x"
+    with pytest.raises(ValueError, match="was built with embedder 'minilm', not 'minilm-openvino'"):
+        ingest([tmp_path / "b.md"], tmp_path / "torch", embedder="minilm-openvino")
+    assert dense._LOCAL["minilm"] is MiniLMEmbedder
