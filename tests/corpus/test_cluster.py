@@ -37,7 +37,9 @@ def test_an_ingest_on_two_ray_workers_builds_the_index_an_ingest_without_ray_bui
     assert [e.file.split("/")[-1] for e in on_ray.errors] == ["truncated.pdf"]
     (rows, vectors), (ray_rows, ray_vectors) = contents(tmp_path / "alone"), contents(tmp_path / "ray")
     assert ray_rows == rows and len(rows) > 50
-    assert ray_vectors.shape == vectors.shape and np.allclose(ray_vectors, vectors, atol=1e-5)
+    # OpenVINO computes in bf16 on a CPU that has it, so a text's vector moves by ~1e-3 with the padding of
+    # the batch it was embedded in, and the workers batch the texts otherwise
+    assert ray_vectors.shape == vectors.shape and (ray_vectors * vectors).sum(axis=1).min() > 0.9999
 
 
 def test_the_workers_read_pdfs_by_absolute_path(tmp_path, pdf, monkeypatch):
