@@ -3,6 +3,7 @@ LiteLLM embedding model through `dspy.Embedder`) and a numpy matrix of unit vect
 or past `ANN_MIN_ROWS` vectors through an HNSW graph (faiss)."""
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import warnings
@@ -91,7 +92,7 @@ class OpenVINOMiniLMEmbedder:
             partial.with_suffix(".bin").replace(path.with_suffix(".bin"))
             partial.replace(path)
         threads = int(os.environ.get("OMP_NUM_THREADS") or len(os.sched_getaffinity(0)))  # Ray's workers: 1
-        self.model = openvino.Core().compile_model(path, "CPU", {"INFERENCE_NUM_THREADS": threads})
+        self.model = _openvino_core().compile_model(path, "CPU", {"INFERENCE_NUM_THREADS": threads})
         self.batch_size = batch_size
         self.lock = threading.Lock()
 
@@ -106,6 +107,14 @@ class OpenVINOMiniLMEmbedder:
                 pooled = (states * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
                 out.append(pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12))
         return np.concatenate(out).astype(np.float32) if out else np.zeros((0, 384), dtype=np.float32)
+
+
+@functools.cache
+def _openvino_core():
+    """One OpenVINO runtime a process (several, created and dropped, crashed a later signal's handling)."""
+    import openvino
+
+    return openvino.Core()
 
 
 class LiteLLMEmbedder:
