@@ -5,10 +5,11 @@ question → Router (intent, search terms, subqueries, route)
   (`programs.structured`: filters widened when empty, an overload asks to narrow); when even that
   finds no row, the loop below runs on the other routes
 → first rung, the cheapest read that can answer: the question's top hybrid passages (the one-call
-  baseline's search; on the Router's "long_text" route, the top passages inside the long-document chunk
-  whose summary matches best, and that summary's leading sentences) read by one typed step (ReadPassages) that answers with the passages it used,
-  a calculation computed in code, or says what is missing (`programs.passage_answer`). An answer whose
-  citations and numbers verify, with nothing said missing, ends the question (Router + read: 2 calls).
+  baseline's search; with `long_text`, on the Router's "long_text" route, the top passages inside the
+  long-document chunk whose summary matches best, and that summary's leading sentences) read by one
+  typed step (ReadPassages) that answers with the passages it used, a calculation computed in code,
+  or says what is missing (`programs.passage_answer`). An answer whose citations and numbers verify,
+  with nothing said missing, ends the question (Router + read: 2 calls).
   Otherwise the values it read are kept as findings, its failure is recorded with the reason, and the
   ladder goes on without repeating its search (`Attempt.first_rung`).
 → hops rung, when the first read did not answer, or instead of it when the question needs a second hop
@@ -209,7 +210,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         for one (`asked_aggregate`), a "lookup" of a question that asks which things match, across
         the corpus, read as a list, a question that ends "in total" (`SUM_ASKED`) sent to the
         structured route, where sums are computed (with no matching row the loop runs as routed), and a
-        list or such a sum whose terms the question does not hold given the question's own (`item_words`),
+        list or such a sum whose terms the question does not hold is given the question's own (`item_words`),
         and the one year it names as a filter on a date field in scope when the Router set none
         (`year_filter`).
         A question about one document gets no corpus overview (a 0.5B Router copies what it lists into
@@ -231,10 +232,11 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         listed = repair and decision.intent == "lookup" and state.doc_id is None and asked_list(state.question)
         sum_asked = repair and aggregate == "sum" and bool(SUM_ASKED.search(state.question))
         summed = sum_asked and decision.route != "structured"
+        in_scope = state.bucket or state.routed_bucket
         over_rows = sum_asked or listed or (repair and decision.intent == "list")  # not "total revenue": a lookup
         unnamed = over_rows and not grounded([*decision.entities, *decision.topic_terms], state.question) \
-            and item_words(state.question, self.corpus.filter_fields(state.bucket or state.routed_bucket))
-        dated = year_filter(decision.constraints, state.question, self.corpus.date_fields(state.bucket or state.routed_bucket)) \
+            and item_words(state.question, self.corpus.filter_fields(in_scope))
+        dated = year_filter(decision.constraints, state.question, self.corpus.date_fields(in_scope)) \
             if over_rows and state.doc_id is None else None
         state.log("route", {**decision.model_dump(), "dropped_constraints": [
             c.field for c in decision.constraints if c.field not in known],
