@@ -37,6 +37,7 @@ def test_the_converted_model_is_saved_once_and_loaded_after(tmp_path, monkeypatc
     monkeypatch.setattr(openvino, "convert_model", lambda *a, **k: pytest.fail("converted again"))
     again = OpenVINOMiniLMEmbedder()
     assert np.allclose(first(TEXTS[:2]), again(TEXTS[:2]))
+    assert again.model.get_property("ENABLE_CPU_PINNING") is False  # two workers' threads are not put on one core
 
 
 def test_an_index_keeps_the_embedder_it_was_built_with(tmp_path):
