@@ -30,16 +30,17 @@ def peak_rss_mb() -> dict[str, float]:
 
 
 def bench_ingest(paths: list[str], index_dir: str | None = None, workers: int | None = None,
-                 progress: bool = False, ray: str | None = None, embedder: str | None = None) -> dict:
+                 progress: bool = False, ray: str | None = None, embedder: str | None = None,
+                 summaries: str | None = None) -> dict:
     """Ingest `paths` into a fresh index (a temporary one unless `index_dir`) and time it (on Ray's
-    workers with `ray`, Ray's start included)."""
+    workers with `ray`, Ray's start included; `summaries` as for ingest)."""
     with tempfile.TemporaryDirectory(prefix="ferret-bench-") as scratch:
         target = Path(index_dir) if index_dir else Path(scratch) / "index"
         if target.exists() and any(target.iterdir()):
             raise ValueError(f"{target} is not empty: the ingest benchmark needs a fresh index directory")
         cores = workers or os.cpu_count() or 1
         start = time.perf_counter()
-        report = ingest(paths, target, workers=cores, progress=progress, ray=ray, embedder=embedder)
+        report = ingest(paths, target, workers=cores, progress=progress, ray=ray, embedder=embedder, summaries=summaries)
         seconds = time.perf_counter() - start
     return {
         "documents": len(report.added), "errors": [str(e) for e in report.errors], "pages": report.pages,
@@ -48,6 +49,8 @@ def bench_ingest(paths: list[str], index_dir: str | None = None, workers: int | 
         "pages_per_second_per_core": round(report.pages / seconds / cores, 2),
         "cores": cores, "ray": ray or "", "embedder": embedder or DEFAULT_EMBEDDER, "commits": report.commits, "stage_seconds": {k: round(v, 2) for k, v in report.seconds.items()},
         "parse_pages_per_second": round(report.pages / max(report.seconds["parse"], 1e-9), 2),
+        **({"summaries": report.summaries, "summary_minutes_per_100_pages":
+            round(report.seconds["summarize"] / 60 / max(report.pages, 1) * 100, 2)} if report.summaries else {}),
         **peak_rss_mb(),
     }
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from ferret.corpus.lexical import tokenize
 from ferret.corpus.records import Chunk, Section, Segment
 
+EXTRACTIVE = "extractive"  # the summarizer written in code (an LM's summaries: corpus/summaries.py)
 CHARS_PER_TOKEN = 4
 CHUNK_TOKENS = 12_000
 LONG_DOCUMENT_TOKENS = 4_000
@@ -96,8 +97,16 @@ def _split(lo: int, hi: int, sizes: list[int], cuts: dict[int, int], budget: int
     return [(start, stop) for start, stop, _ in merged]
 
 
-def summarize(chunks: list[Chunk], segments: Sequence[Segment], limit: int = SUMMARY_CHARS) -> None:
+def summarize(chunks: list[Chunk], segments: Sequence[Segment]) -> None:
     """Fill each chunk's extractive summary (see the module's docstring)."""
+    for chunk, chosen in zip(chunks, telling_sentences(chunks, segments, SUMMARY_CHARS)):
+        chunk.summary, chunk.summarizer = chosen, EXTRACTIVE
+
+
+def telling_sentences(chunks: Sequence[Chunk], segments: Sequence[Segment], limit: int) -> list[list[tuple[int, str]]]:
+    """Each chunk's most telling sentences and table rows, (page, text) the most telling first, within
+    `limit` characters with the chunk's title (the extractive summary; an LM's summary reads more of them)."""
+    selections = []
     candidates = [_sentences(segments[chunk.first:chunk.last + 1]) for chunk in chunks]
     terms = [[set(words) for words in tokenize([text for _, text in found])] if found else [] for found in candidates]
     spread = Counter(term for chunk_terms in terms for term in set().union(*chunk_terms))  # chunks holding a term
@@ -114,7 +123,8 @@ def summarize(chunks: list[Chunk], segments: Sequence[Segment], limit: int = SUM
             size += len(found[best][1]) + 1
             for term in sentence_terms[best]:  # what is said once weighs less the next time (SumBasic)
                 weight[term] *= COVERED
-        chunk.summary, chunk.summarizer = chosen, "extractive"
+        selections.append(chosen)
+    return selections
 
 
 def _score(text: str, words: set[str], weight: dict[str, float]) -> float:

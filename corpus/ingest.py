@@ -20,10 +20,11 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
-from ferret.corpus.chunks import build_chunks
+from ferret.corpus.chunks import EXTRACTIVE, build_chunks
 from ferret.corpus.cluster import RayIngest, ray_workers
 from ferret.corpus.dense import DEFAULT_EMBEDDER, Embedder, embedder_name, get_embedder
 from ferret.corpus.graph import find_cross_references
@@ -34,6 +35,9 @@ from ferret.corpus.sections import build_sections
 from ferret.corpus.segments import segment_document
 from ferret.corpus.shards import committing, one_commit
 from ferret.corpus.store import Store, one_writer_at_a_time
+
+if TYPE_CHECKING:
+    from ferret.corpus.summaries import ChunkSummarizer
 
 SUPPORTED_SUFFIXES = {".pdf"} | TEXT_SUFFIXES | JSON_SUFFIXES
 BUCKET_METADATA = "metadata.jsonl"  # a folder holding this file is a bucket (see ingest_bucket_folder)
@@ -57,6 +61,7 @@ class IngestReport:
     annotations: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     commits: int = 0
+    summaries: dict[str, int] = field(default_factory=dict)  # an LM's chunk summaries: written, reused, failed
 
     @property
     def ingested(self) -> int:
@@ -66,7 +71,9 @@ class IngestReport:
         return (f"{len(self.added)} added, {len(self.replaced)} replaced, {len(self.unchanged)} unchanged, "
                 f"{len(self.metadata_updated)} metadata updated, {len(self.errors)} failed; "
                 f"{self.pages} pages, {self.segments} segments, {self.annotations} annotations parsed "
-                f"in {sum(self.seconds.values()):.1f}s" + (f", committed in {self.commits} batches" if self.commits > 1 else ""))
+                f"in {sum(self.seconds.values()):.1f}s" + (f", committed in {self.commits} batches" if self.commits > 1 else "")
+                + ("; chunk summaries " + ", ".join(f"{count} {what}" for what, count in self.summaries.items())
+                   if self.summaries else ""))
 
 
 class IngestInterrupted(KeyboardInterrupt):
@@ -118,11 +125,13 @@ def load_metadata(path: str | Path) -> dict[str, dict]:
 def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "default",
            metadata_file: str | Path | None = None, id_prefix: str = "", embedder: str | None = None,
            workers: int | None = None, progress: bool = False, commit_pages: int = COMMIT_PAGES,
-           ray: str | None = None) -> IngestReport:
+           ray: str | None = None, summaries: str | None = None) -> IngestReport:
     """Ingest files and folders into `index_dir`, committing a batch of at least `commit_pages` pages
     at a time; returns what happened, file by file. Stopped, it raises `IngestInterrupted`. `ray`:
     parse and embed on `workers` Ray workers, of a local Ray ("local") or of the cluster at that
-    address (corpus/cluster.py); the commits stay in this process."""
+    address (corpus/cluster.py); the commits stay in this process. `summaries`: what writes the
+    summaries of long documents' chunks, "extractive" (code) or an LM as for `--lm` (corpus/summaries.py);
+    by default what the index's were written with. Another than that rewrites the index's summaries too."""
     if not _BUCKET_NAME.match(bucket):
         raise ValueError(f"bad bucket name {bucket!r}: letters, digits, '_', '-', '.' (max 64)")
     metadata = load_metadata(metadata_file) if metadata_file else {}
@@ -134,7 +143,7 @@ def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "defaul
     try:
         with one_writer_at_a_time(store.dir):
             _ingest_files(store, files, bucket, metadata, id_prefix, embedder, workers, progress, report, clock,
-                          commit_pages, ray)
+                          commit_pages, ray, summaries)
     except KeyboardInterrupt as stop:
         raise IngestInterrupted(str(stop) or "ingest interrupted", report) from stop
     finally:
@@ -144,10 +153,12 @@ def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "defaul
 
 def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, id_prefix: str, embedder: str | None,
                   workers: int | None, progress: bool, report: IngestReport, clock: float, commit_pages: int,
-                  ray: str | None) -> None:
+                  ray: str | None, summaries: str | None) -> None:
     """The ingest proper, under the lock: classify every file, then parse, segment, embed and commit
     one shard per batch."""
     spec = _embedder_spec(store, embedder)
+    summaries = summaries or store.meta("summarizer") or EXTRACTIVE
+    summarizer = None if summaries == EXTRACTIVE else _summarizer(summaries)
     existing = store.documents()
     work: list = []  # parsed text documents (doc, path, meta) and PDFs still to parse, in file order
     info_updates: list = []
@@ -169,20 +180,23 @@ def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, 
         work += [(doc, path, meta) for doc in parsed if not _classify(
             existing.get(doc.doc_id), doc.content_hash, bucket, meta, report, info_updates, doc.doc_id)]
     _add_time(report, "parse", clock)
-    if store.meta("chunked") != "1" and existing:  # an index of before chunks: its long documents get theirs
-        _chunk_stored_documents(store, spec, None if ray else get_embedder(spec), report)
-    if not (work or info_updates):  # nothing new: the embedder (seconds to load) is not loaded
-        return
-    with ray_workers(ray, workers) if ray else nullcontext() as count:  # on Ray, only the workers load it
-        on_ray = RayIngest(spec, count) if ray else None
-        _ingest_batches(store, spec, None if ray else get_embedder(spec), work, info_updates, bucket, metadata,
-                        existing, workers, progress, report, commit_pages, on_ray)
+    if existing and (store.meta("chunked") != "1" or store.meta("summarizer", EXTRACTIVE) != summaries):
+        # an index of before chunks, or summarized otherwise: its long documents get theirs
+        _chunk_stored_documents(store, spec, None if ray else get_embedder(spec), summaries, summarizer, report)
+    if work or info_updates:  # else nothing new: the embedder (seconds to load) is not loaded
+        with ray_workers(ray, workers) if ray else nullcontext() as count:  # on Ray, only the workers load it
+            on_ray = RayIngest(spec, count) if ray else None
+            _ingest_batches(store, spec, None if ray else get_embedder(spec), work, info_updates, bucket, metadata,
+                            existing, workers, progress, report, commit_pages, on_ray, summaries, summarizer)
+    if summarizer:
+        report.summaries = {"written": summarizer.written, "reused": summarizer.reused, "failed": summarizer.failed}
 
 
 def _ingest_batches(store: Store, spec: str, model: Embedder | None, work: list, info_updates: list, bucket: str,
                     metadata: dict, existing: dict, workers: int | None, progress: bool, report: IngestReport,
-                    commit_pages: int, on_ray: RayIngest | None) -> None:
-    """Parse, segment, embed and commit `work`, one shard per batch."""
+                    commit_pages: int, on_ray: RayIngest | None, summaries: str,
+                    summarizer: ChunkSummarizer | None) -> None:
+    """Parse, segment, chunk (and summarize), embed and commit `work`, one shard per batch."""
     for batch in _batches(work, commit_pages) or [[]]:  # metadata updates alone: one commit
         clock = time.perf_counter()
         documents = [item for item in batch if isinstance(item, tuple)]
@@ -209,6 +223,12 @@ def _ingest_batches(store: Store, spec: str, model: Embedder | None, work: list,
                 doc.chunks = build_chunks(doc.sections, doc.segments)
         _add_time(report, "chunk", clock)
 
+        if summarizer:
+            clock = time.perf_counter()
+            for doc, _, _ in documents:
+                summarizer(store, doc.chunks, doc.segments)
+            _add_time(report, "summarize", clock)
+
         clock = time.perf_counter()
         texts = {content_hash(s.text): s.text for doc, _, _ in documents for s in doc.segments}
         texts.update({content_hash(a.label): a.label for doc, _, _ in documents for a in doc.annotations})
@@ -217,7 +237,7 @@ def _ingest_batches(store: Store, spec: str, model: Embedder | None, work: list,
         _add_time(report, "embed", clock)
 
         clock = time.perf_counter()
-        _commit(store, spec, bucket, documents, info_updates, xrefs, existing, report)
+        _commit(store, spec, summaries, bucket, documents, info_updates, xrefs, existing, report)
         info_updates = []  # the first commit made them
         report.commits += 1
         _add_time(report, "index", clock)
@@ -333,6 +353,13 @@ def _collect(item: _PendingPdf, start: int, stop: int, result, pages: dict, fail
     bar.update(stop - start)
 
 
+def _summarizer(spec: str) -> ChunkSummarizer:
+    """An LM's chunk summarizer (its module imports DSPy: an ingest without one does not)."""
+    from ferret.corpus.summaries import ChunkSummarizer
+
+    return ChunkSummarizer(spec)
+
+
 def _embedder_spec(store: Store, requested: str | None) -> str:
     stored = store.meta("embedder_spec")
     if stored and requested and requested != stored:
@@ -364,12 +391,13 @@ def _embed_missing(store: Store, spec: str, model: Embedder | None, texts: dict[
             bar.update(len(keys))
 
 
-def _commit(store: Store, spec: str, bucket: str, documents, info_updates, xrefs, existing,
+def _commit(store: Store, spec: str, summaries: str, bucket: str, documents, info_updates, xrefs, existing,
             report: IngestReport) -> None:
     """Write all changes and the shard of what they add, then commit atomically."""
     with committing(store):
         store.set_meta("embedder_spec", spec)
         store.set_meta("chunked", "1")
+        store.set_meta("summarizer", summaries)
         for doc, path, meta in documents:
             if doc.doc_id in existing:
                 store.delete_document(doc.doc_id)
@@ -381,9 +409,10 @@ def _commit(store: Store, spec: str, bucket: str, documents, info_updates, xrefs
         (report.replaced if doc.doc_id in existing else report.added).append(doc.doc_id)
 
 
-def _chunk_stored_documents(store: Store, spec: str, model: Embedder | None, report: IngestReport) -> None:
-    """Chunk and summarize the long documents an index of an older version holds, in one commit (once:
-    the index then says it is chunked)."""
+def _chunk_stored_documents(store: Store, spec: str, model: Embedder | None, summaries: str,
+                            summarizer: ChunkSummarizer | None, report: IngestReport) -> None:
+    """Chunk and summarize the long documents the index holds, in one commit: once for an index of an
+    older version (it then says it is chunked), and whenever the summaries are asked of another writer."""
     clock = time.perf_counter()
     chunks = {}
     for (doc_id,) in store.conn.execute("SELECT doc_id FROM documents WHERE kind != 'passage' ORDER BY doc_id").fetchall():
@@ -393,10 +422,13 @@ def _chunk_stored_documents(store: Store, spec: str, model: Embedder | None, rep
                             row["title"])
                     for row in store.conn.execute("SELECT * FROM segments WHERE doc_id = ? ORDER BY ord", (doc_id,))]
         chunks[doc_id] = build_chunks(sections, segments)
+        if summarizer:
+            summarizer(store, chunks[doc_id], segments)
     texts = {content_hash(chunk.text): chunk.text for found in chunks.values() for chunk in found}
     _embed_missing(store, spec, model or get_embedder(spec), texts, False)
     with committing(store):
         store.set_meta("chunked", "1")
+        store.set_meta("summarizer", summaries)
         for doc_id, found in chunks.items():
             store.insert_chunks(doc_id, found)
     _add_time(report, "chunk", clock)

@@ -1,5 +1,6 @@
 """SQLite storage of an index directory: documents, pages, sections, segments, a long document's
-chunks and their summaries, annotations, bucket metadata schemas, cross-reference edges and the embedding cache.
+chunks and their summaries, annotations, bucket metadata schemas, cross-reference edges, and the caches of
+embeddings and of LM-written summaries.
 
 The index directory holds `corpus.db` and the `shard-N/` folders of derived search indexes listed in
 its meta table (see corpus/shards.py). Each batch of an ingest writes everything inside one SQLite
@@ -63,6 +64,7 @@ CREATE INDEX IF NOT EXISTS edges_dst ON edges (dst);
 CREATE INDEX IF NOT EXISTS edges_doc ON edges (doc_id);
 CREATE TABLE IF NOT EXISTS embeddings (
     model TEXT NOT NULL, text_hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, text_hash));
+CREATE TABLE IF NOT EXISTS summaries (key TEXT PRIMARY KEY, summary TEXT NOT NULL);
 """
 
 # after the columns an index of an older layout is given on opening
@@ -258,6 +260,15 @@ class Store:
             "INSERT OR REPLACE INTO embeddings (model, text_hash, vector) VALUES (?, ?, ?)",
             [(model, key, np.asarray(vector, dtype=np.float32).tobytes()) for key, vector in vectors.items()],
         )
+
+    def cached_summary(self, key: str) -> list[tuple[int, str]] | None:
+        """An LM's summary written before under `key` (what it read), as (page, sentence) pairs; None if none."""
+        row = self.conn.execute("SELECT summary FROM summaries WHERE key = ?", (key,)).fetchone()
+        return [tuple(pair) for pair in json.loads(row[0])] if row else None
+
+    def cache_summary(self, key: str, summary: list[tuple[int, str]]) -> None:
+        """Kept at once (outside any commit): an interrupted ingest does not ask for it again."""
+        self.conn.execute("INSERT OR REPLACE INTO summaries (key, summary) VALUES (?, ?)", (key, json.dumps(summary)))
 
     # --- reads -------------------------------------------------------------------------------
     def documents(self) -> dict[str, sqlite3.Row]:

@@ -259,9 +259,7 @@ class Corpus:
     def _summary_hits(self, ranked: list[tuple[int, float]], query: str, context_chars: int) -> list[dict]:
         if not ranked:
             return []
-        rows = {row["id"]: row for row in self.store.conn.execute(
-            "SELECT c.*, d.file, d.title AS doc_title FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
-            f"WHERE c.id IN ({','.join('?' * len(ranked))})", [chunk_id for chunk_id, _ in ranked])}
+        rows = {row["id"]: row for row in self._chunks([chunk_id for chunk_id, _ in ranked])}
         return [{"doc_id": row["doc_id"], "file": row["file"], "title": row["doc_title"], "page": row["page_start"],
                  "pages": [row["page_start"], row["page_end"]], "section": row["title"], "section_id": None,
                  "node_id": f"chunk:{row['id']}", "kind": "summary", "text": snippet(row["text"], query, context_chars),
@@ -318,24 +316,32 @@ class Corpus:
 
     def summary_hits(self, node_id: str, limit: int) -> list[dict]:
         """The first `limit` sentences of a chunk's summary ("chunk:N") as hits: each on the segment of the
-        chunk that prints it (its node_id, page and section), with kind "summary" and the chunk's title."""
+        chunk that prints it (its node_id, page and section), or an LM's sentence on the first segment of its
+        page, with kind "summary" and the chunk's title."""
         self._refresh()
-        chunk = self.store.conn.execute("SELECT c.*, d.file, d.title AS doc_title FROM chunks c JOIN documents d "
-                                        "ON d.doc_id = c.doc_id WHERE c.id = ?", (node_id.removeprefix("chunk:"),)).fetchone()
-        if chunk is None:
+        found = self._chunks([node_id.removeprefix("chunk:")])
+        if not found:
             return []
+        chunk = found[0]
         segments = self.store.conn.execute(
             "SELECT s.id, s.page, s.section_id, s.text, sec.title AS section FROM segments s LEFT JOIN sections sec "
             "ON sec.doc_id = s.doc_id AND sec.id = s.section_id WHERE s.doc_id = ? AND s.ord BETWEEN ? AND ? ORDER BY s.ord",
             (chunk["doc_id"], chunk["first_segment"], chunk["last_segment"])).fetchall()
         hits = []
         for page, sentence in json.loads(chunk["summary"])[:limit]:
-            where = next((row for row in segments if row["page"] == page and sentence in " ".join(row["text"].split())), None)
+            on_page = [row for row in segments if row["page"] == page]
+            where = next((row for row in on_page if sentence in " ".join(row["text"].split())), on_page[0] if on_page else None)
             if where is not None:
                 hits.append({"doc_id": chunk["doc_id"], "file": chunk["file"], "title": chunk["doc_title"], "page": page,
                              "section": where["section"] or chunk["title"], "section_id": where["section_id"],
                              "node_id": f"seg:{where['id']}", "kind": "summary", "text": sentence, "score": 0.0})
         return hits
+
+    def _chunks(self, chunk_ids: list) -> list:
+        """The chunks' rows with their document's file and title (`doc_title`)."""
+        return self.store.conn.execute(
+            "SELECT c.*, d.file, d.title AS doc_title FROM chunks c JOIN documents d ON d.doc_id = c.doc_id "
+            f"WHERE c.id IN ({','.join('?' * len(chunk_ids))})", chunk_ids).fetchall()
 
     def _fetch_chunk(self, doc_id: str, node_id: str, budget: int) -> dict:
         chunk = self.store.conn.execute("SELECT * FROM chunks WHERE doc_id = ? AND id = ?",

@@ -9,7 +9,8 @@ from ferret.signatures.planner import Planner
 from ferret.signatures.read import ReadPassages
 from ferret.signatures.rerank import Rerank
 from ferret.signatures.router import Router
+from ferret.signatures.summary import SummarizeChunk
 from ferret.signatures.synthesis import Synthesis
 
 __all__ = ["AgentAnswer", "AnswerFromPassages", "ConfirmAnswer", "Evaluator", "Extraction", "JudgeAnswer", "Planner", "ReadPassages", "Rerank",
-           "RewriteTurn", "Router", "Synthesis", "UpdateSummary"]
+           "RewriteTurn", "Router", "SummarizeChunk", "Synthesis", "UpdateSummary"]

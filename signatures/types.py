@@ -63,6 +63,14 @@ class Finding(BaseModel):
                          json_schema_extra=bound(chars=120))
 
 
+class SummarySentence(BaseModel):
+    """One sentence of an LM's summary of a long document's chunk, with the passages it comes from."""
+
+    text: str = Field(json_schema_extra=bound(chars=300))
+    sources: list[int] = Field(default_factory=list, description="[numbers] of the passages it comes from",
+                               json_schema_extra={"maxItems": 3})
+
+
 class Calculation(BaseModel):
     """Arithmetic over printed numbers that code computes (`programs.arithmetic`). Its JSON schema lets
     an expression hold only digits, operators and parentheses, so the embedded model's grammar cannot

@@ -35,6 +35,7 @@ STEP_FIELDS = {
     "judge": {"correct"},
     "rewrite": {"new_topic", "scope"},
     "summarize": {"new_summary"},
+    "summarize_chunk": {"sentences"},
     # the optimizers' own signatures: MIPROv2's proposer, GEPA's reflection, SIMBA's advice
     "propose": {"proposed_instruction"},
     "describe_program": {"program_description"},
@@ -58,6 +59,7 @@ DEFAULTS: dict[str, Reply] = {
     "judge": {"correct": False, "reason": "scripted"},
     "rewrite": lambda inputs: {"new_topic": False, "question": inputs["turn"], "scope": {}},
     "summarize": lambda inputs: {"new_summary": f"{inputs['summary']} {inputs['question']}".strip()},
+    "summarize_chunk": {"sentences": []},
     "propose": {"proposed_instruction": "Answer from the evidence."},
     "describe_program": {"program_description": "Answers questions over documents."},
     "describe_module": {"module_description": "One step of the program."},

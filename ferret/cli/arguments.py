@@ -11,6 +11,9 @@ from contextlib import contextmanager
 from ferret.programs import PROGRAM_NAMES
 
 DEFAULT_INDEX = "runs/index"
+SUMMARIES_HELP = ("what writes the summaries of long documents' chunks: 'extractive' (code, the default) or an LM "
+                  "as for --lm ('local' the embedded model); by default what the index's were written with, and "
+                  "another rewrites them")
 MAX_ITERATIONS = 20  # of the iterative loop; each costs up to a few LM calls
 MAX_THREADS = 64
 MAX_QUESTIONS = 1_000_000  # --limit, --train, --val: more than any split holds

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ferret.cli.arguments import DEFAULT_INDEX, MAX_QUESTIONS, MAX_THREADS, count, ray_options
+from ferret.cli.arguments import DEFAULT_INDEX, MAX_QUESTIONS, MAX_THREADS, SUMMARIES_HELP, count, ray_options
 
 
 def add_commands(commands) -> None:
@@ -17,6 +17,7 @@ def add_commands(commands) -> None:
     bench_ingest.add_argument("--index", help="fresh index directory to keep (default: a temporary one)")
     bench_ingest.add_argument("--workers", type=count(1, MAX_THREADS))
     bench_ingest.add_argument("--embedder", help="as for ingest: minilm-openvino (default), minilm, or a LiteLLM model")
+    bench_ingest.add_argument("--summaries", metavar="WRITER", help=SUMMARIES_HELP)
     ray_options(bench_ingest, "parse PDFs and embed on Ray workers", workers=False)
     bench_ingest.add_argument("--json", action="store_true")
     bench_add = targets.add_parser("add", help="time adding one file to an empty index and to INDEX (then removed)")
@@ -55,7 +56,7 @@ def _bench(args) -> int:
         result = grow_index(args.index, args.copies)
     elif args.target == "ingest":
         result = bench_ingest(args.paths, args.index, args.workers, progress=not args.json and sys.stderr.isatty(),
-                              ray=args.ray, embedder=args.embedder)
+                              ray=args.ray, embedder=args.embedder, summaries=args.summaries)
     elif args.target == "pages":
         result = window_pages(args.sources, args.out, args.pages, args.words, args.stride)
     elif args.target == "lm":

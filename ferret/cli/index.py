@@ -5,8 +5,8 @@ import json
 import sys
 from pathlib import Path
 
-from ferret.cli.arguments import (DEFAULT_INDEX, MAX_THREADS, count, ray_options, sigterm_as_interrupt,
-                                  words)
+from ferret.cli.arguments import (DEFAULT_INDEX, MAX_THREADS, SUMMARIES_HELP, count, ray_options,
+                                  sigterm_as_interrupt, words)
 from ferret.corpus.inputs import MAX_CONTEXT_CHARS, MAX_TOP_K
 
 
@@ -21,6 +21,7 @@ def add_commands(commands) -> None:
                         "model through torch) or a LiteLLM model string")
     ingest.add_argument("--workers", type=count(1, MAX_THREADS),
                         help="processes for PDF parsing, or Ray workers with --ray (default: all cores, or the cluster's CPUs)")
+    ingest.add_argument("--summaries", metavar="WRITER", help=SUMMARIES_HELP)
     ray_options(ingest, "parse PDFs and embed on Ray workers", workers=False)
     ingest.add_argument("--json", action="store_true", help="print the report as one JSON object")
     ingest.set_defaults(run=_ingest)
@@ -58,7 +59,7 @@ def _ingest(args) -> int:
         with sigterm_as_interrupt():
             report = ingest(args.paths, args.index, bucket=args.bucket, metadata_file=args.metadata,
                             id_prefix=args.id_prefix, embedder=args.embedder, workers=args.workers,
-                            progress=not args.json and sys.stderr.isatty(), ray=args.ray)
+                            progress=not args.json and sys.stderr.isatty(), ray=args.ray, summaries=args.summaries)
     except IngestError as error:  # bad --metadata: nothing was touched
         print(f"ferret: error: {error}", file=sys.stderr)
         return 2
@@ -75,7 +76,7 @@ def _ingest(args) -> int:
         print(json.dumps({"added": report.added, "replaced": report.replaced, "unchanged": report.unchanged,
                           "metadata_updated": report.metadata_updated, "errors": [str(e) for e in report.errors],
                           "pages": report.pages, "segments": report.segments, "annotations": report.annotations,
-                          "commits": report.commits,
+                          "commits": report.commits, "summaries": report.summaries,
                           "seconds": {k: round(v, 2) for k, v in report.seconds.items()}, "index": str(args.index)}))
     else:
         print(f"{report.summary()} → {Path(args.index)}")
