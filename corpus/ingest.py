@@ -30,7 +30,7 @@ from ferret.corpus.dense import DEFAULT_EMBEDDER, Embedder, embedder_name, get_e
 from ferret.corpus.graph import find_cross_references
 from ferret.corpus.passages import JSON_SUFFIXES, TEXT_SUFFIXES, content_hash, load_passages, load_text_file
 from ferret.corpus.pdf import IngestError, open_pdf, outline_entries, read_pages
-from ferret.corpus.records import ParsedDocument, Section, Segment
+from ferret.corpus.records import ParsedDocument, Section
 from ferret.corpus.sections import build_sections
 from ferret.corpus.segments import segment_document
 from ferret.corpus.shards import committing, one_commit
@@ -416,11 +416,7 @@ def _chunk_stored_documents(store: Store, spec: str, model: Embedder | None, sum
     clock = time.perf_counter()
     chunks = {}
     for (doc_id,) in store.conn.execute("SELECT doc_id FROM documents WHERE kind != 'passage' ORDER BY doc_id").fetchall():
-        sections = [Section(row["id"], row["title"], row["level"], row["page_start"], row["page_end"], row["parent_id"])
-                    for row in store.conn.execute("SELECT * FROM sections WHERE doc_id = ? ORDER BY ord", (doc_id,))]
-        segments = [Segment(row["kind"], row["text"], row["page"], row["char_start"], row["char_end"], row["section_id"],
-                            row["title"])
-                    for row in store.conn.execute("SELECT * FROM segments WHERE doc_id = ? ORDER BY ord", (doc_id,))]
+        sections, segments = store.sections_and_segments(doc_id)
         chunks[doc_id] = build_chunks(sections, segments)
         if summarizer:
             summarizer(store, chunks[doc_id], segments)

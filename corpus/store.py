@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ferret.corpus.passages import content_hash
-from ferret.corpus.records import Chunk, ParsedDocument
+from ferret.corpus.records import Chunk, ParsedDocument, Section, Segment
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -271,6 +271,15 @@ class Store:
         self.conn.execute("INSERT OR REPLACE INTO summaries (key, summary) VALUES (?, ?)", (key, json.dumps(summary)))
 
     # --- reads -------------------------------------------------------------------------------
+    def sections_and_segments(self, doc_id: str) -> tuple[list[Section], list[Segment]]:
+        """A stored document's section tree and segments, in order, as ingest made them."""
+        sections = [Section(row["id"], row["title"], row["level"], row["page_start"], row["page_end"], row["parent_id"])
+                    for row in self.conn.execute("SELECT * FROM sections WHERE doc_id = ? ORDER BY ord", (doc_id,))]
+        segments = [Segment(row["kind"], row["text"], row["page"], row["char_start"], row["char_end"], row["section_id"],
+                            row["title"])
+                    for row in self.conn.execute("SELECT * FROM segments WHERE doc_id = ? ORDER BY ord", (doc_id,))]
+        return sections, segments
+
     def documents(self) -> dict[str, sqlite3.Row]:
         return {row["doc_id"]: row for row in self.conn.execute("SELECT * FROM documents")}
 

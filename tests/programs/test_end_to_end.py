@@ -6,7 +6,10 @@ import json
 import dspy
 import pytest
 
+from ferret.corpus.chunks import build_chunks
 from ferret.corpus.ingest import ingest
+from ferret.corpus.store import Store
+from ferret.corpus.summaries import ChunkSummarizer
 from ferret.corpus.tools import Corpus
 from ferret.programs.arithmetic import compute, format_result
 from ferret.programs.baselines import OneShotRAG
@@ -108,3 +111,16 @@ def test_the_embedded_model_states_no_wrong_value_of_the_demos_lookup_as_fact(sa
         assert result.grounding == "grounded" and "380.1" in result.answer
     else:
         assert result.answer == "" and not (result.candidate and result.grounding == "grounded")
+
+
+def test_the_embedded_model_summarizes_a_chunk_of_a_real_filing(real_corpus, tmp_path):
+    """`ingest --summaries local` on one chunk of Costco's 10-K: the model's summary is kept, each sentence
+    on a page of the chunk that prints a passage it names."""
+    sections, segments = real_corpus.store.sections_and_segments("COSTCO_2021_10K")
+    chunk = build_chunks(sections, segments)[1]
+    summarizer = ChunkSummarizer("local")
+    summarizer(Store(tmp_path / "index", create=True), [chunk], segments)
+    assert (summarizer.written, summarizer.failed) == (1, 0)
+    assert chunk.summarizer == make_lm("local").model and chunk.summary
+    pages = {segment.page for segment in segments[chunk.first:chunk.last + 1]}
+    assert all(page in pages and sentence.strip() for page, sentence in chunk.summary)
