@@ -236,7 +236,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         in_scope = state.bucket or state.routed_bucket
         over_rows = sum_asked or listed or (repair and decision.intent == "list")  # not "total revenue": a lookup
         unnamed = over_rows and not grounded([*decision.entities, *decision.topic_terms], state.question) \
-            and item_words(state.question, self.corpus.filter_fields(in_scope))
+            and item_words(state.question, self.corpus.filter_fields(in_scope) | set(self.corpus.store.bucket_schemas()))
         dated = year_filter(decision.constraints, state.question, self.corpus.date_fields(in_scope)) \
             if over_rows and state.doc_id is None else None
         state.log("route", {**decision.model_dump(), "dropped_constraints": [

@@ -45,8 +45,9 @@ _AGGREGATE_CUES = {
     "max": r"\b(max|maximum|highest|largest|most|biggest|greatest)\b",
     "count": r"\b(how many|number of|count)\b"}
 _ASKING_WORDS = frozenset("""much spent spend spending paid pay cost costs bought buy purchased purchase total totals sum
-altogether combined average mean number count list show give tell name receipts documents invoices orders files
+altogether combined average mean number count list show give tell name documents files
 contain contains contained include includes included we our us i""".split())
+_WHICH = re.compile(r"\bwhich\s+([A-Za-z][\w'-]*)", re.IGNORECASE)  # "which receipts contain ...": what is listed
 _OP_WORDS = {"sum": "Sum", "avg": "Average", "min": "Minimum", "max": "Maximum", "count": "Count"}
 # "List every...", "Which receipts contain...", "From which vendors did...": which things (a plural, then
 # a verb) match, not which one ("Which magazine was started first?")
@@ -114,13 +115,13 @@ def grounded(terms: list[str], question: str) -> list[str]:
     return [term for term in terms if (words := _words(term)) and words <= asked]
 
 
-def item_words(question: str, fields: set[str] = frozenset()) -> str:
+def item_words(question: str, names: set[str] = frozenset()) -> str:
     """What a list or aggregate question counts, sums or lists, from its wording: its words but the
     stopwords, numbers, the words that ask ("how much was spent", "in total", "which receipts
-    contain") and the metadata `fields` ("vendors"). The label query when the embedded Router wrote no
-    term the question holds (it left the terms empty for "How much was spent on batteries in 2023 in
-    total?" beside a 10-K)."""
-    named = _words(" ".join(fields))
+    contain": the word after "which" names what is listed) and the `names` of metadata fields and
+    buckets ("vendors"). The label query when the embedded Router wrote no term the question holds (it
+    left the terms empty for "How much was spent on batteries in 2023 in total?" beside a 10-K)."""
+    named = _words(" ".join([*names, *_WHICH.findall(question)]))
     return " ".join(word for word in re.findall(r"[A-Za-z][\w'-]*", question)
                     if word.lower() not in STOPWORDS and word.lower() not in _ASKING_WORDS and not _words(word) & named)
 

@@ -242,6 +242,8 @@ def test_an_aggregate_the_router_named_nothing_of_is_asked_with_the_questions_ow
     route = next(step for step in lookup.trajectory if step["step"] == "route")
     assert "terms_from_wording" not in route and "year_from_wording" not in route and lookup.answered_by != "structured"
     assert item_words("From which vendors did we buy batteries in 2023?", {"vendor", "date"}) == "batteries"
+    assert item_words("Which invoices include toner?") == "toner"  # what "which" lists is no item
+    assert item_words("How much did we spend on toner in the invoices?", {"invoices"}) == "toner"  # a bucket's name
     assert year_filter([], "How many tires in 2022 and 2023?", {"date"}) is None  # two years: not one period
     assert year_filter([], "How many tires in 2023?", set()) is None
     assert year_filter([Constraint(field="due", op=">", value="2023-06-01")], "Tires in 2023?", {"date", "due"}) is None
