@@ -44,7 +44,6 @@ agent tool step only ends the agent's tool calls, and the extraction still reads
 from __future__ import annotations
 
 import json
-import re
 from collections import deque
 from pathlib import Path
 
@@ -53,7 +52,7 @@ from dspy.utils.exceptions import AdapterParseError, LMError
 
 from ferret.corpus.hops import hop_needed, hop_search
 from ferret.corpus.tools import Corpus
-from ferret.programs.arithmetic import SUM_ASKED, asks_calculation, may_ask_calculation, operations
+from ferret.programs.arithmetic import SUM_ASKED, operations
 from ferret.programs.confirm import confirmed
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
 from ferret.programs.passage_answer import answer_from_passages
@@ -298,11 +297,10 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                     for n, h in enumerate(hits, 1)]
         read = None
         repair = repairs_on(self.repairs, step_lm(self.read))
-        signature = read_signature(self.read.predict.signature, state.question) if repair else self.read.predict.signature
         try:
-            out = self.read(question=state.question, passages=passages, signature=signature,
+            out = self.read(question=state.question, passages=passages,
                             **({"demos": same_operations(self.read.predict.demos, state.question)} if repair else {}))
-            calculation = out.calculation.expression if "calculation" in signature.output_fields else ""
+            calculation = out.calculation.expression
             read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources), yes_no=repair)
             reason = out.missing.strip() or read.problem
             step.update(calculation=calculation, answer=read.answer, sources=list(out.sources))
@@ -634,20 +632,6 @@ class _Run:
         """The recorded failures as the LM steps see them: one short line each, without repeating the question."""
         return [f"{f.strategy}{'' if f.item == self.question else f' for {f.item!r}'} failed: {f.reason[:MAX_REASON_CHARS]}"
                 for f in self.failures]
-
-
-def read_signature(signature: type[dspy.Signature], question: str) -> type[dspy.Signature]:
-    """The read's signature for `question` (a small-model repair): without its calculation field, and its
-    instruction's line on it, when the wording asks for no computed number. The 0.5B read wrote a
-    calculation in every one of the 42 reads of a HotpotQA dev run, where no question asks for one, and
-    answered with it ("The difference between 100 and 10 is 90.")."""
-    if asks_calculation(question) or may_ask_calculation(question):
-        return signature
-    lookup = signature.delete("calculation")
-    return lookup.with_instructions(_CALCULATION_LINE.sub("", lookup.instructions))
-
-
-_CALCULATION_LINE = re.compile(r"\ncalculation:.*?(?=\n\w+:)", re.DOTALL)  # of ReadPassages' docstring
 
 
 def same_operations(demos: list, question: str) -> list:

@@ -10,8 +10,6 @@ program is told (`repairs=True` or `False` from Python, `--repairs on|off` on th
   begins with its "Yes" or "No";
 - demos by operation (`iterative.same_operations`): the read is shown only the demos whose question
   names the same operations as the question asked;
-- no calculation asked (`iterative.read_signature`): a question whose wording asks for no computed number
-  is read without the calculation field;
 - follow-ups (`conversation.is_new_topic`, `conversation.keeps_turn`): a turn that refers back ("its",
   "And ...?") is a follow-up whatever the rewrite said, and a rewrite that loses the turn's words is
   replaced by the turn resolved in code.

@@ -23,7 +23,7 @@ _INPUT = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond wi
 # A step is known by its output fields (ChainOfThought adds "reasoning", ReAct's loop "next_*").
 STEP_FIELDS = {
     "route": {"decision"},
-    "read": {"missing"},
+    "read": {"calculation", "missing"},
     "confirm": {"answers_question"},
     "act": {"next_tool_name"},
     "extract": {"findings", "failure_reason"},

@@ -138,21 +138,3 @@ def test_ferret_refuses_a_repairs_value_it_does_not_know(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["ask", "What was total revenue?", "--repairs", "sometimes"])
     assert exit_.value.code == 2 and "'sometimes' is not one of auto, on, off" in capsys.readouterr().err
-
-
-@pytest.mark.parametrize("question, repairs, asked", [
-    ("Who sold the tires?", True, False), ("Who sold the tires?", False, True),
-    ("What was the percentage change in revenue?", True, True), ("How much did revenue grow?", True, True)])
-def test_a_question_that_asks_for_no_computed_number_is_read_without_the_calculation_field(
-        small_corpus, question, repairs, asked):
-    prompts = []
-
-    def read(inputs, prompt):
-        prompts.append(prompt)
-        return {"calculation": {"expression": "(100 - 10) / 10 * 100"}, "answer": "", "sources": [], "missing": "no"}
-
-    result, _ = run(IterativeRetriever(small_corpus, max_iterations=1, repairs=repairs), {"read": read}, question)
-    assert prompts and all(("`calculation`" in prompt) is asked for prompt in prompts)
-    assert all(("calculation:" in prompt) is asked for prompt in prompts)  # nor the instruction's line on it
-    reads = [step for step in result.trajectory if step["step"] == "read"]
-    assert all(step.get("calculation", "") == ("(100 - 10) / 10 * 100" if asked else "") for step in reads)
