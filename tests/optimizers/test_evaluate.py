@@ -182,3 +182,19 @@ def test_the_risk_coverage_curve_takes_the_surest_answers_first():
 
     rows = [row("on_page", 0.9, 0.0), row("", None, 0.0), row("grounded", 0.2, 1.0), row("grounded", 0.8, 1.0)]
     assert risk_coverage(rows) == [(0.25, 1.0), (0.5, 1.0), (0.75, 2 / 3), (1.0, 0.5)]
+
+
+def test_a_run_logs_the_repairs_as_they_run_on_its_lm(small_corpus):
+    from ferret.optimizers.evaluate import program_settings
+    from ferret.programs.baselines import OneShotRAG
+    from ferret.programs.conversation import Conversation
+    from ferret.programs.iterative import IterativeRetriever
+
+    embedded, _ = scripted_lm(model="local/qwen2.5-coder-0.5b-instruct")
+    other, _ = scripted_lm()
+    assert program_settings(IterativeRetriever(small_corpus), embedded)["repairs"] is True  # auto
+    assert program_settings(IterativeRetriever(small_corpus), other)["repairs"] is False
+    assert program_settings(IterativeRetriever(small_corpus, repairs=False), embedded)["repairs"] is False
+    assert program_settings(IterativeRetriever(small_corpus, max_iterations=3), other)["max_iterations"] == 3
+    assert "repairs" not in program_settings(OneShotRAG(small_corpus), embedded)
+    assert program_settings(Conversation(small_corpus, OneShotRAG(small_corpus), repairs=True), other)["repairs"] is True
