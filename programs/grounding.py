@@ -52,14 +52,13 @@ _UNITS = {"milli", "billi", "thous", "perce", "usd", "dolla", "respe", "eur", "e
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
 _ASKS_YEAR = re.compile(r"\b(?:what|which)\s+(?:financial\s+|fiscal\s+)?years?\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
-_ASKS_NUMBER = re.compile(r"\bhow (?:much|many)\b|\b(?:amount|percentage|percent|ratio|margin|rate|change|difference|"
-                          r"average|total|sum|growth|turnover|dpo|cagr|revenues?|sales|income|earnings|profits?|costs?|"
-                          r"expenses?|expenditures?|capex|assets|liabilities|equity|cash|debt|price|eps|dividends?|"
-                          r"balance|value|number|count)\b", re.IGNORECASE)
+_QUANTITY = r"how (?:much|many)|amount|percentage|percent|sum|average|difference|change|growth|ratio|rate|margin|cagr|dpo|turnover"
+_ASKS_NUMBER = re.compile(rf"\b(?:{_QUANTITY}|total|revenues?|sales|income|earnings|profits?|costs?|expenses?|expenditures?|"
+                          r"capex|assets|liabilities|equity|cash|debt|price|eps|dividends?|balance|value|number|count)\b",
+                          re.IGNORECASE)  # a quantity, or a metric named
 _ASKS_REASON = re.compile(r"\s*(?:why|what (?:drove|caused|explains|led|does|do|did)|how (?:did|does|do|has|have|often)|"
                           r"explain|describe|summari[sz]e)\b", re.IGNORECASE)  # a question about a number that asks for no number
-_ASKS_QUANTITY = re.compile(r"\bhow (?:much|many)\b|\b(?:amount|percentage|percent|sum|average|difference|change|"
-                            r"growth|ratio|rate|margin|cagr|dpo|turnover)\b", re.IGNORECASE)  # a metric's name alone is not
+_ASKS_QUANTITY = re.compile(rf"\b(?:{_QUANTITY})\b", re.IGNORECASE)  # a metric's name alone is not
 _ASKS_ITEMS = re.compile(r"\s*(?:what|which)\s+(?:are|were)\b", re.IGNORECASE)  # "What are the components of the ratio?"
 _ASKS_PURPOSE = re.compile(r"\b(?:purpose|objective|used for|used to|represent|include|nature|reason)\b", re.IGNORECASE)
 _ASKS_NAME = re.compile(r"\b(?:name[ds]?|called|titled|where)\b", re.IGNORECASE)
