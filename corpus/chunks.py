@@ -130,7 +130,8 @@ def telling_sentences(chunks: Sequence[Chunk], segments: Sequence[Segment], limi
 def _score(text: str, words: set[str], weight: dict[str, float]) -> float:
     if not words:
         return 0.0
-    return sum(weight[word] for word in words) / math.sqrt(len(words)) * (NUMBER_BONUS if _DIGIT.search(text) else 1.0)
+    # fsum: the same total in whatever order a process's string hashing gives the set its terms
+    return math.fsum(weight[word] for word in words) / math.sqrt(len(words)) * (NUMBER_BONUS if _DIGIT.search(text) else 1.0)
 
 
 def _sentences(segments: Sequence[Segment]) -> list[tuple[int, str]]:

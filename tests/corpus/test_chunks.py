@@ -1,7 +1,11 @@
 """Macro-chunks along the section tree, their extractive summaries, and the long-text search over them."""
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -135,3 +139,14 @@ def test_the_search_command_shows_summaries_with_their_pages(long_report, capsys
     assert main(["search", "headcount and hiring", "--index", str(long_report), "--scope", "summary", "--top-k", "1"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(" 1. report.md pp.1-1 · Employees · score ") and "headcount" in out
+
+
+def test_a_summary_is_the_same_in_every_process():
+    """Sentences of equal weight are chosen in the same order whatever the process's string hashing (a
+    sum over a set of terms once gave each process its own order, and a summary its own sentences)."""
+    script = ("from tests.corpus.test_lm_summaries import _doc\nfrom ferret.corpus.chunks import build_chunks\n"
+              "print([chunk.summary for chunk in build_chunks(*_doc(), budget=4500)])")  # pages of like sentences
+    outputs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).resolve().parents[2], env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+               for seed in ("1", "2", "3", "4")}
+    assert len(outputs) == 1 and "[(" in outputs.pop()
