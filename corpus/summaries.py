@@ -23,7 +23,7 @@ from ferret.corpus.chunks import telling_sentences
 from ferret.corpus.passages import content_hash
 from ferret.corpus.records import Chunk, Segment
 from ferret.corpus.store import Store
-from ferret.programs.lm import answering, check_model, gguf_file, make_lm
+from ferret.programs.lm import answering, check_model, gguf_file, lm_name, make_lm
 from ferret.signatures.summary import SummarizeChunk
 
 SOURCE_CHARS = 3_000  # of the chunk's most telling sentences the LM reads (the extractive summary: 1,200)
@@ -39,12 +39,13 @@ class ChunkSummarizer:
         if lm is None and spec != "local" and not gguf_file(spec):
             check_model(spec)  # a bad model string is refused before anything is parsed
         self.spec, self._lm = spec, lm
+        self.name = lm.model if lm else lm_name(spec)  # what the summaries are cached and marked under
         self.summarize_chunk = dspy.Predict(SummarizeChunk)
         self.written = self.reused = self.failed = 0
 
     @cached_property
     def lm(self) -> dspy.LM:
-        """Loaded at the first chunk: an ingest without long documents never loads it."""
+        """Loaded at the first summary to write: an ingest that finds every one cached never loads it."""
         return self._lm or make_lm(self.spec)
 
     def __call__(self, store: Store, chunks: Sequence[Chunk], segments: Sequence[Segment]) -> None:
@@ -52,7 +53,7 @@ class ChunkSummarizer:
         for chunk, sources in zip(chunks, telling_sentences(chunks, segments, SOURCE_CHARS)):
             if not sources:  # a chunk of titles and figures alone: nothing to summarize
                 continue
-            key = content_hash(json.dumps([self.lm.model, chunk.title, sources]))
+            key = content_hash(json.dumps([self.name, chunk.title, sources]))
             summary = store.cached_summary(key)
             if summary is None:
                 try:
@@ -67,7 +68,7 @@ class ChunkSummarizer:
             else:
                 self.reused += 1
             if summary:
-                chunk.summary, chunk.summarizer = summary, self.lm.model
+                chunk.summary, chunk.summarizer = summary, self.name
 
     def _write(self, title: str, sources: list[tuple[int, str]]) -> list[tuple[int, str]]:
         """The LM's sentences that name a passage shown, each on its first source's page."""

@@ -374,11 +374,19 @@ def make_lm(spec: str | None = None, threads: int | None = None, **kwargs) -> ds
     spec = spec or os.environ.get("FERRET_LM") or "local"
     options = {"temperature": 0.0, "max_tokens": LOCAL_MAX_TOKENS, "cache": False, **kwargs}
     if spec == "local":
-        return dspy.LM(LOCAL_MODEL, engine=shared_engine(n_threads=threads), **options)
+        return dspy.LM(lm_name(spec), engine=shared_engine(n_threads=threads), **options)
     if path := gguf_file(spec):
-        return dspy.LM(f"local/{Path(path).stem}", engine=shared_engine(path, n_threads=threads), **options)
+        return dspy.LM(lm_name(spec), engine=shared_engine(path, n_threads=threads), **options)
     check_model(spec)
     return dspy.LM(spec, **kwargs)
+
+
+def lm_name(spec: str) -> str:
+    """The model name `make_lm(spec)`'s LM has, without loading it (a GGUF file's: "local/<its stem>")."""
+    if spec == "local":
+        return LOCAL_MODEL
+    path = gguf_file(spec)
+    return f"local/{Path(path).stem}" if path else spec
 
 
 def answering(lm: dspy.LM):

@@ -14,6 +14,7 @@ from ferret.corpus.records import Section, Segment
 from ferret.corpus.store import Store
 from ferret.corpus.summaries import ChunkSummarizer
 from ferret.corpus.tools import Corpus
+from ferret.programs.lm import lm_name
 from tests.fakes import scripted_lm
 
 
@@ -111,11 +112,16 @@ def test_an_interrupted_ingest_resumes_without_summarizing_a_chunk_twice(long_so
     assert report.summaries == {"written": 2, "reused": 2, "failed": 0}
     assert len(engine.calls) == 3 + 2  # the two summaries written before the stop were not asked again
     rows = Store(index).conn.execute("SELECT summarizer, summary FROM chunks ORDER BY ord").fetchall()
-    assert [row["summarizer"] for row in rows] == ["scripted/fake"] * 4
+    assert [row["summarizer"] for row in rows] == [lm_name("local")] * 4
     assert all(json.loads(row["summary"])[0][1].startswith("LM summary: ") for row in rows)
     corpus = Corpus(index)
     hit = corpus.search_text("LM summary cybersecurity", scope="summary", top_k=1)[0]
     assert "cybersecurity" in hit["text"]
+    # every summary cached: another index of the same file gets them without loading the LM
+    monkeypatch.setattr("ferret.corpus.summaries.make_lm", lambda spec: pytest.fail("the LM was loaded"))
+    again = ingest([long_source], tmp_path / "index", summaries="extractive")  # drops the LM's summaries
+    assert again.unchanged == ["report"]
+    assert ingest([long_source], tmp_path / "index", summaries="local").summaries == {"written": 0, "reused": 4, "failed": 0}
     # the long-text route's passage of an LM's sentence: on its page's first segment inside the chunk
     (sentence,) = corpus.summary_hits(hit["node_id"], 2)
     chunk = corpus.store.conn.execute("SELECT * FROM chunks WHERE id = ?", (int(hit["node_id"][6:]),)).fetchone()
@@ -134,14 +140,15 @@ def test_asking_for_another_writer_rewrites_the_summaries_of_an_index(long_sourc
     assert report.unchanged == ["report"] and report.summaries["written"] == 4
     store = Store(index)
     assert store.meta("summarizer") == "local"
-    assert {row[0] for row in store.conn.execute("SELECT summarizer FROM chunks")} == {"scripted/fake"}
+    assert {row[0] for row in store.conn.execute("SELECT summarizer FROM chunks")} == {lm_name("local")}
     assert ingest([long_source], index).unchanged == ["report"]  # the index's writer by default: nothing asked
     assert len(engine.calls) == 4
     assert ingest([long_source], index, summaries="extractive").unchanged == ["report"]
     assert [tuple(row) for row in Store(index).conn.execute("SELECT summary FROM chunks ORDER BY ord")] == before
 
 
-def test_a_model_string_no_provider_serves_is_refused_before_anything_is_read(long_source, tmp_path):
+def test_a_model_string_no_provider_serves_is_refused_before_anything_is_read(long_source, tmp_path, monkeypatch):
+    monkeypatch.setattr("ferret.corpus.ingest.load_text_file", lambda *a: pytest.fail("a file was read"))
     with pytest.raises(ValueError, match="not one LiteLLM can call"):
         ingest([long_source], tmp_path / "index", summaries="no-such-provider-model")
-    assert not (tmp_path / "index" / "corpus.db").exists() or not Store(tmp_path / "index").documents()
+    assert not Store(tmp_path / "index").documents()

@@ -14,7 +14,7 @@ from ferret.corpus.tools import Corpus
 from ferret.programs.arithmetic import compute, format_result
 from ferret.programs.baselines import OneShotRAG
 from ferret.programs.iterative import IterativeRetriever
-from ferret.programs.lm import make_lm
+from ferret.programs.lm import lm_name, make_lm
 from ferret.programs.result import RESULT_FIELDS
 from ferret.programs.verify import value_on_page
 from ferret.signatures.types import Finding
@@ -121,6 +121,6 @@ def test_the_embedded_model_summarizes_a_chunk_of_a_real_filing(real_corpus, tmp
     summarizer = ChunkSummarizer("local")
     summarizer(Store(tmp_path / "index", create=True), [chunk], segments)
     assert (summarizer.written, summarizer.failed) == (1, 0)
-    assert chunk.summarizer == make_lm("local").model and chunk.summary
+    assert chunk.summarizer == make_lm("local").model == lm_name("local") and chunk.summary
     pages = {segment.page for segment in segments[chunk.first:chunk.last + 1]}
     assert all(page in pages and sentence.strip() for page, sentence in chunk.summary)
