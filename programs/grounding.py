@@ -183,14 +183,15 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
     asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))),
                    set(_YEAR.findall(question)), _count_unit(question), len(values) == 1, "" if computation else question,
                    stems(question) & GENERIC)
-    if _ASKS_YEAR.search(question) and asked.single and (column := _year_column(question, values[0], pages, corpus, asked.words)):
+    cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
+    if _ASKS_YEAR.search(question) and asked.single and (column := _year_column(question, values[0], cells, asked.words)):
         return Grounding(GROUNDED, shown=[column], pages={place: GROUNDED for place in pages})
     result = Grounding(GROUNDED)
     for value in values:
         best, printed, shown = UNSUPPORTED, _format(value), ""
         for place in pages:
             on_page = replace(asked, words=asked.words - _name_stems(place[0]))
-            level, as_printed, where = _ground_number(value, place, texts[place], corpus, on_page)
+            level, as_printed, where = _ground_number(value, place, texts[place], cells[place], on_page)
             result.pages[place] = max(result.pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
             if LEVELS.index(level) > LEVELS.index(best) or not shown:
                 best, printed, shown = level, as_printed or printed, where
@@ -227,8 +228,9 @@ class _Asked:
     generic: set[str]  # the boilerplate words it says ("total"): a row label naming them is not the worse for it
 
 
-def _ground_number(value: float, place: tuple[str, int], text: str, corpus, asked: _Asked) -> tuple[str, str, str]:
-    """(level, the value as the page prints it, where) of one value on one page: a cell whose row label
+def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[dict], asked: _Asked) -> tuple[str, str, str]:
+    """(level, the value as the page prints it, where) of one value on one page (its `text` and its table
+    `rows`, as `page_cells` gives them): a cell whose row label
     names the question's words and whose column fits its years (and, for a single value, the page's best
     cell for the question: one of several operands answers a part of it, as the total of a share does),
     else a sentence naming the question's metric (its words but its subject's names), a date's day not
@@ -245,7 +247,7 @@ def _ground_number(value: float, place: tuple[str, int], text: str, corpus, aske
         return ON_PAGE, "", f"{page}, not as a number of {asked.unit}"
     year = value.is_integer() and 1900 <= value <= 2100  # a table prints a year as its column's header, not in a cell;
     # and 2022 is not 2023 rounded
-    cells = [] if year else [(row["label"], header, printed, number) for row in corpus.page_cells(*place)
+    cells = [] if year else [(row["label"], header, printed, number) for row in rows
                              for header, printed, number in row["cells"]]
     distinct = _distinct_headers([header for _, header, _, _ in cells]) & words  # "International", when the question names it
     scores = [_cell_score(label, header, words, years, asked.generic) for label, header, _, _ in cells]
@@ -268,14 +270,15 @@ def _ground_number(value: float, place: tuple[str, int], text: str, corpus, aske
     return ON_PAGE, "", page
 
 
-def _year_column(question: str, value: float, pages: Sequence[tuple[str, int]], corpus, asked: set[str]) -> str:
-    """Where a year answers "in which year was X the largest" from a table: the year's column in a row the
+def _year_column(question: str, value: float, cells: dict[tuple[str, int], list[dict]], asked: set[str]) -> str:
+    """Where a year answers "in which year was X the largest" from a table (`cells`: each cited page's
+    rows, as `page_cells` gives them): the year's column in a row the
     question names whose value there is the row's largest (smallest, when it asks that; any, when neither);
     "" when no row shows it."""
     year = f"{value:.0f}" if value.is_integer() else ""
     extreme = max if _LARGEST.search(question) else min if _SMALLEST.search(question) else None
-    for place in pages:
-        for row in corpus.page_cells(*place):
+    for place, rows in cells.items():
+        for row in rows:
             by_year = {found: number for header, _, number in row["cells"] if number is not None
                        for found in _YEAR.findall(header)}
             if year in by_year and stems(row["label"]) & asked and (extreme is None or by_year[year] == extreme(by_year.values())):

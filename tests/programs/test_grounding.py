@@ -47,6 +47,15 @@ def test_a_value_of_the_questions_row_in_another_year_is_on_the_page_only(corpus
     assert ground(CONSUMER_2022, "412.6 million", None, SEGMENTS, corpus).level == ON_PAGE
 
 
+def test_each_cited_pages_table_rows_are_read_once_for_all_the_values(corpus, monkeypatch):
+    reads = []
+    monkeypatch.setattr(corpus, "page_cells", lambda *place: reads.append(place) or Corpus.page_cells(corpus, *place))
+    grounding = ground("What was Consumer segment revenue in 2023 and 2022?", "412.6 million and 380.1 million", None,
+                       SEGMENTS + [(REPORT, 12)], corpus)
+    assert grounding.level == GROUNDED and len(grounding.shown) == 2
+    assert sorted(reads) == sorted(SEGMENTS + [(REPORT, 12)])
+
+
 def test_a_value_printed_on_no_cited_page_is_unsupported(corpus):
     assert ground(CONSUMER_2022, "377.7 million", None, SEGMENTS, corpus).level == UNSUPPORTED
 
