@@ -181,8 +181,10 @@ def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, 
             existing.get(doc.doc_id), doc.content_hash, bucket, meta, report, info_updates, doc.doc_id)]
     _add_time(report, "parse", clock)
     if existing and (store.meta("chunked") != "1" or store.meta("summarizer", EXTRACTIVE) != summaries):
-        # an index of before chunks, or summarized otherwise: its long documents get theirs
-        _chunk_stored_documents(store, spec, None if ray else get_embedder(spec), summaries, summarizer, report)
+        # an index of before chunks, or summarized otherwise: its long documents get theirs, but those this
+        # ingest replaces (their new text is chunked and summarized with the rest of the work)
+        replaced = {item.doc_id if isinstance(item, _PendingPdf) else item[0].doc_id for item in work} & set(existing)
+        _chunk_stored_documents(store, spec, None if ray else get_embedder(spec), summaries, summarizer, report, replaced)
     if work or info_updates:  # else nothing new: the embedder (seconds to load) is not loaded
         with ray_workers(ray, workers) if ray else nullcontext() as count:  # on Ray, only the workers load it
             on_ray = RayIngest(spec, count) if ray else None
@@ -410,12 +412,16 @@ def _commit(store: Store, spec: str, summaries: str, bucket: str, documents, inf
 
 
 def _chunk_stored_documents(store: Store, spec: str, model: Embedder | None, summaries: str,
-                            summarizer: ChunkSummarizer | None, report: IngestReport) -> None:
-    """Chunk and summarize the long documents the index holds, in one commit: once for an index of an
-    older version (it then says it is chunked), and whenever the summaries are asked of another writer."""
+                            summarizer: ChunkSummarizer | None, report: IngestReport, replaced: set[str]) -> None:
+    """Chunk and summarize the long documents the index holds but the `replaced` ones, in one commit: once
+    for an index of an older version (it then says it is chunked), and whenever the summaries are asked of
+    another writer. (Should the ingest stop before it replaces them, the documents it was to replace keep
+    their old chunks until the ingest is run again, and their summaries are cached meanwhile.)"""
     clock = time.perf_counter()
     chunks = {}
     for (doc_id,) in store.conn.execute("SELECT doc_id FROM documents WHERE kind != 'passage' ORDER BY doc_id").fetchall():
+        if doc_id in replaced:
+            continue
         sections, segments = store.sections_and_segments(doc_id)
         chunks[doc_id] = build_chunks(sections, segments)
         if summarizer:

@@ -147,6 +147,18 @@ def test_asking_for_another_writer_rewrites_the_summaries_of_an_index(long_sourc
     assert [tuple(row) for row in Store(index).conn.execute("SELECT summary FROM chunks ORDER BY ord")] == before
 
 
+def test_another_writer_does_not_summarize_what_the_same_ingest_replaces(long_source, tmp_path, monkeypatch):
+    index = tmp_path / "index"
+    ingest([long_source], index)
+    long_source.write_text(long_source.read_text().replace("cybersecurity", "cyber-security"))
+    engine = _summarizing(monkeypatch, _first_words)
+    report = ingest([long_source], index, summaries="local")
+    assert report.replaced == ["report"] and report.summaries == {"written": 4, "reused": 0, "failed": 0}
+    shown = " ".join(inputs["passages"] for _, inputs in engine.calls)
+    assert len(engine.calls) == 4 and "cyber-security" in shown and "cybersecurity" not in shown  # not the old text's first
+    assert {row[0] for row in Store(index).conn.execute("SELECT summarizer FROM chunks")} == {lm_name("local")}
+
+
 def test_a_model_string_no_provider_serves_is_refused_before_anything_is_read(long_source, tmp_path, monkeypatch):
     monkeypatch.setattr("ferret.corpus.ingest.load_text_file", lambda *a: pytest.fail("a file was read"))
     with pytest.raises(ValueError, match="not one LiteLLM can call"):
