@@ -144,8 +144,8 @@ def _windows(sources: list[str], words: int, stride: int):
 
 
 def _copy_documents(store: Store, doc_ids: list[str], prefix: str) -> None:
-    """Insert a copy of the documents `doc_ids` (and of their pages, sections, segments, annotations and
-    cross-reference edges) whose ids are prefixed with `prefix`."""
+    """Insert a copy of the documents `doc_ids` (and of their pages, sections, segments, chunks, annotations
+    and cross-reference edges) whose ids are prefixed with `prefix`."""
     c = store.conn
     c.execute("CREATE TEMP TABLE IF NOT EXISTS copied (doc_id TEXT PRIMARY KEY)")
     c.execute("DELETE FROM copied")
@@ -164,6 +164,10 @@ def _copy_documents(store: Store, doc_ids: list[str], prefix: str) -> None:
               "FROM sections WHERE doc_id IN (SELECT doc_id FROM copied)", (prefix,))
     c.execute("INSERT INTO segments SELECT m.new, ? || s.doc_id, s.ord, s.section_id, s.kind, s.page, s.char_start, "
               "s.char_end, s.title, s.text, s.text_hash, NULL FROM segments s JOIN segment_copy m ON m.old = s.id",
+              (prefix,))
+    c.execute("INSERT INTO chunks (doc_id, ord, first_segment, last_segment, title, page_start, page_end, tokens, summary, "
+              "summarizer, text, text_hash) SELECT ? || doc_id, ord, first_segment, last_segment, title, page_start, "
+              "page_end, tokens, summary, summarizer, text, text_hash FROM chunks WHERE doc_id IN (SELECT doc_id FROM copied)",
               (prefix,))
     c.execute("INSERT INTO annotations (doc_id, segment_id, section_id, page, kind, label_id, value_text, value_num, "
               "unit, fields) SELECT ? || a.doc_id, m.new, a.section_id, a.page, a.kind, a.label_id, a.value_text, "

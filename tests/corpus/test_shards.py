@@ -3,10 +3,12 @@ compaction merges the shards without changing any search, and an index of the ol
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
 
+from ferret.corpus.bench import grow_index
 from ferret.corpus.ingest import ingest, remove
 from ferret.corpus.shards import compact
 from ferret.corpus.store import Store
@@ -164,6 +166,21 @@ def test_bench_grow_copies_every_document_with_its_rows_and_one_shard_a_copy(doc
         "SELECT COUNT(*) FROM edges e LEFT JOIN segments s ON 'seg:' || s.id = e.src "
         "WHERE s.id IS NULL OR s.doc_id != e.doc_id OR e.dst NOT LIKE 'sec:' || e.doc_id || ':%'").fetchone()[0]
     assert (misplaced, dangling) == (0, 0)  # a copy's annotations and edges are on the copy's own segments
+
+
+def test_bench_grow_copies_a_long_documents_chunks_and_their_summaries_are_searched(long_report, tmp_path):
+    index = tmp_path / "index"
+    shutil.copytree(long_report, index)
+    chunks = Store(index).conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    assert chunks == 4
+    grow_index(str(index), 1)
+    store = Store(index)
+    rows = store.conn.execute("SELECT doc_id, ord, first_segment, last_segment, summary FROM chunks ORDER BY doc_id, ord").fetchall()
+    copies = [tuple(row)[1:] for row in rows if row["doc_id"] != "report"]
+    assert len(rows) == 2 * chunks and copies == [tuple(row)[1:] for row in rows if row["doc_id"] == "report"]
+    assert store.conn.execute("SELECT COUNT(*) FROM chunks WHERE shard IS NULL").fetchone()[0] == 0
+    hits = Corpus(index).search_text("cybersecurity incidents", scope="summary", top_k=2)
+    assert {hit["doc_id"].split("-")[-1] for hit in hits} == {"report"} and len({hit["doc_id"] for hit in hits}) == 2
 
 
 def test_bench_pages_writes_distinct_word_windows_that_ingest_as_one_segment_a_page(docs, capsys):
