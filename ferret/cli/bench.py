@@ -16,7 +16,7 @@ def add_commands(commands) -> None:
     bench_ingest.add_argument("paths", nargs="+")
     bench_ingest.add_argument("--index", help="fresh index directory to keep (default: a temporary one)")
     bench_ingest.add_argument("--workers", type=count(1, MAX_THREADS))
-    bench_ingest.add_argument("--embedder", help="as for ingest: minilm-openvino (default), minilm, or a LiteLLM model")
+    bench_ingest.add_argument("--embedder", help="as for ingest: minilm-int8 (default), minilm-openvino, minilm, or a LiteLLM model")
     bench_ingest.add_argument("--summaries", metavar="WRITER", help=SUMMARIES_HELP)
     ray_options(bench_ingest, "parse PDFs and embed on Ray workers", workers=False)
     bench_ingest.add_argument("--json", action="store_true")

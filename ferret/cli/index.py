@@ -17,8 +17,8 @@ def add_commands(commands) -> None:
     ingest.add_argument("--bucket", default="default", help="bucket of these files (e.g. invoices)")
     ingest.add_argument("--metadata", help="JSONL of per-file metadata: one object per line with a 'file' field")
     ingest.add_argument("--id-prefix", default="", help="prefix for document ids (ingest a corpus again as a copy)")
-    ingest.add_argument("--embedder", help="embedding model: 'minilm-openvino' (default, offline), 'minilm' (the same "
-                        "model through torch) or a LiteLLM model string")
+    ingest.add_argument("--embedder", help="embedding model: 'minilm-int8' (default, offline), 'minilm-openvino' (the same "
+                        "model unquantized), 'minilm' (through torch) or a LiteLLM model string")
     ingest.add_argument("--workers", type=count(1, MAX_THREADS),
                         help="processes for PDF parsing, or Ray workers with --ray (default: all cores, or the cluster's CPUs)")
     ingest.add_argument("--summaries", metavar="WRITER", help=SUMMARIES_HELP)

@@ -1,12 +1,14 @@
-"""The embedders shipped with ferret: all-MiniLM-L6-v2 through OpenVINO (the default) and through torch
-give the same vectors, the OpenVINO model is converted once and then loaded, an index keeps its embedder."""
+"""The embedders shipped with ferret: all-MiniLM-L6-v2 through OpenVINO and through torch give the same
+vectors, its 8-bit quantization (the default) nearly the same and the same ranking, each model is converted
+once and then loaded, an index keeps its embedder."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from ferret.corpus import dense
-from ferret.corpus.dense import DEFAULT_EMBEDDER, MiniLMEmbedder, OpenVINOMiniLMEmbedder, embedder_name, get_embedder
+from ferret.corpus.dense import (DEFAULT_EMBEDDER, Int8MiniLMEmbedder, MiniLMEmbedder, OpenVINOMiniLMEmbedder, calibration_texts,
+                                 embedder_name, get_embedder)
 from ferret.corpus.ingest import ingest
 from ferret.corpus.store import Store
 
@@ -15,7 +17,7 @@ TEXTS = ["Total current liabilities were $3,706 million.", "Liquidity and capita
 
 
 def test_openvino_and_torch_give_the_same_unit_vectors():
-    fast, reference = get_embedder(), get_embedder("minilm")
+    fast, reference = get_embedder("minilm-openvino"), get_embedder("minilm")
     assert isinstance(fast, OpenVINOMiniLMEmbedder) and isinstance(reference, MiniLMEmbedder)
     vectors, expected = fast(TEXTS), reference(TEXTS)
     assert vectors.shape == (4, 384) and vectors.dtype == np.float32
@@ -24,6 +26,32 @@ def test_openvino_and_torch_give_the_same_unit_vectors():
     assert fast([]).shape == (0, 384)
     # rank order of a query against the texts is the same
     assert np.array_equal(np.argsort(-(vectors @ fast(["liabilities"])[0])), np.argsort(-(expected @ reference(["liabilities"])[0])))
+
+
+def test_the_int8_model_gives_nearly_the_same_vectors_and_the_same_ranking():
+    int8, unquantized = get_embedder(), get_embedder("minilm-openvino")
+    assert isinstance(int8, Int8MiniLMEmbedder)
+    texts = TEXTS + ["Net cash provided by operating activities", "The notice period is 30 days.",
+                     "Revenue from the Consumer segment grew 12%."]
+    vectors, expected = int8(texts), unquantized(texts)
+    assert vectors.shape == (7, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    cosines = (vectors * expected).sum(axis=1)
+    assert cosines.min() > 0.97 and cosines.mean() > 0.99
+    for query in ("liabilities", "how long is the notice period", "segment revenue growth"):
+        ranked = np.argsort(-(vectors @ int8([query])[0]))
+        assert np.array_equal(ranked[:3], np.argsort(-(expected @ unquantized([query])[0]))[:3])
+
+
+def test_the_int8_model_is_quantized_once_from_the_packaged_sample(monkeypatch):
+    texts = calibration_texts()
+    assert len(texts) > 300 and texts == calibration_texts() and all(len(text.split()) >= 4 for text in texts)
+    first = get_embedder("minilm-int8")
+    import nncf
+
+    monkeypatch.setattr(nncf, "quantize", lambda *a, **k: pytest.fail("quantized again"))
+    again = Int8MiniLMEmbedder()
+    assert np.array_equal(first(TEXTS[:2]), again(TEXTS[:2]))
+    assert again.model.get_property("ENABLE_CPU_PINNING") is False
 
 
 def test_the_converted_model_is_saved_once_and_loaded_after(tmp_path, monkeypatch):
@@ -49,8 +77,8 @@ def test_an_index_keeps_the_embedder_it_was_built_with(tmp_path):
     assert store.meta("embedder_spec") == "minilm"
     assert {row[0] for row in store.conn.execute("SELECT DISTINCT model FROM embeddings")} == {"all-MiniLM-L6-v2"}
     ingest([tmp_path / "a.md"], tmp_path / "default")
-    assert Store(tmp_path / "default").meta("embedder_spec") == DEFAULT_EMBEDDER == "minilm-openvino"
-    assert embedder_name(None) == "all-MiniLM-L6-v2-openvino" and embedder_name("openai/x") == "openai/x"
-    with pytest.raises(ValueError, match="was built with embedder 'minilm', not 'minilm-openvino'"):
-        ingest([tmp_path / "b.md"], tmp_path / "torch", embedder="minilm-openvino")
+    assert Store(tmp_path / "default").meta("embedder_spec") == DEFAULT_EMBEDDER == "minilm-int8"
+    assert embedder_name(None) == "all-MiniLM-L6-v2-openvino-int8" and embedder_name("openai/x") == "openai/x"
+    with pytest.raises(ValueError, match="was built with embedder 'minilm', not 'minilm-int8'"):
+        ingest([tmp_path / "b.md"], tmp_path / "torch", embedder="minilm-int8")
     assert dense._LOCAL["minilm"] is MiniLMEmbedder
