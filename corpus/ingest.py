@@ -415,8 +415,8 @@ def _chunk_stored_documents(store: Store, spec: str, model: Embedder | None, sum
                             summarizer: ChunkSummarizer | None, report: IngestReport, replaced: set[str]) -> None:
     """Chunk and summarize the long documents the index holds but the `replaced` ones, in one commit: once
     for an index of an older version (it then says it is chunked), and whenever the summaries are asked of
-    another writer. (Should the ingest stop before it replaces them, the documents it was to replace keep
-    their old chunks until the ingest is run again, and their summaries are cached meanwhile.)"""
+    another writer. (Should the ingest stop before it replaces them, those keep their old chunks and
+    summaries, under the new writer's mark, until an ingest of their files replaces them.)"""
     clock = time.perf_counter()
     chunks = {}
     for (doc_id,) in store.conn.execute("SELECT doc_id FROM documents WHERE kind != 'passage' ORDER BY doc_id").fetchall():
