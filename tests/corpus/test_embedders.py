@@ -52,6 +52,10 @@ def test_the_int8_model_is_quantized_once_from_the_packaged_sample(monkeypatch):
     again = Int8MiniLMEmbedder()
     assert np.array_equal(first(TEXTS[:2]), again(TEXTS[:2]))
     assert again.model.get_property("ENABLE_CPU_PINNING") is False
+    files = dense._calibration_files()
+    monkeypatch.setattr(dense, "_calibration_files", lambda: files[:1])  # other calibration texts: another model
+    with pytest.raises(pytest.fail.Exception, match="quantized again"):
+        Int8MiniLMEmbedder()
 
 
 def test_the_converted_model_is_saved_once_and_loaded_after(tmp_path, monkeypatch):
