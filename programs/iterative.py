@@ -30,7 +30,8 @@ question → Router (intent, search terms, subqueries, route)
     → Synthesis over findings and failures only (never raw text): answer | needs | clarify | fail
 → Rerank of all evidence → citations verified against the stored pages.
 
-LM calls that cannot change the outcome are not made. Synthesis runs after a step that kept new
+LM calls that cannot change the outcome are not made. A rung whose search finds nothing (the label
+search of a corpus without annotations) is a failure recorded in code, with no extraction. Synthesis runs after a step that kept new
 findings (it already judged the older ones), and once more at the end with `last_chance`
 (answer or fail) when findings exist but no answer came yet. With no kept finding at all it
 could only say "needs", so the loop goes on without it and ends with "fail" and the recorded
@@ -358,6 +359,12 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         results, anchors, places = self._search(state, item, strategy)
         state.rung = strategy.method
         step = {"item": item, "strategy": strategy.describe(), "results": len(anchors)}
+        if not anchors and strategy.method != "select":  # nothing to read: an extraction could only make values up
+            reason = results if results.startswith("The search failed") else "the search found nothing"
+            state.failures.append(FailedSearch(item=item, strategy=strategy.describe(), reason=reason, sections_tried=[]))
+            policy.record(Attempt(item, strategy, False, []))
+            state.log("extract", {**step, "findings": [], "succeeded": False, "reason": reason, "lm_call": False})
+            return False, []
         findings: list[Finding] = []
         reason, sections = "", []
         try:

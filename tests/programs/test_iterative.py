@@ -255,10 +255,14 @@ def test_the_routers_bucket_and_filters_narrow_a_method_once_then_it_searches_ev
                           "constraints": [{"field": "year", "op": "=", "value": 2019}]}}  # a wrong guess
     result, engine = run(small_corpus, {"route": route, "extract": MISSED, "synthesize": NEEDS},
                          question="What did the tires cost?", doc_id=None, max_iterations=4)
-    first, second = inputs_of(engine, "extract")[:2]
-    assert "tires" not in first["results"] and "Winter tires" in second["results"]
-    assert [step["strategy"] for step in result.trajectory if step["step"] == "extract"] == [
+    filtered, everywhere = steps_of(result, "extract")[:2]
+    assert [filtered["strategy"], everywhere["strategy"]] == [
         "annotations search for facts, filtered", "annotations search for facts, global"]
+    # the filtered search found no row: recorded as a failure in code, with no extraction to make values up
+    assert filtered["results"] == 0 and filtered["lm_call"] is False and filtered["reason"] == "the search found nothing"
+    assert "Winter tires" in inputs_of(engine, "extract")[0]["results"]
+    assert "annotations search for facts, filtered failed: the search found nothing" in \
+        inputs_of(engine, "extract")[0]["failed_searches"]
 
 
 def test_a_question_about_one_document_is_routed_without_the_corpus_overview_or_filters(small_corpus):
