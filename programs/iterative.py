@@ -360,29 +360,10 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         state.rung = strategy.method
         step = {"item": item, "strategy": strategy.describe(), "results": len(anchors)}
         if not anchors and strategy.method != "select":  # nothing to read: an extraction could only make values up
+            findings, sections, step["lm_call"] = [], [], False
             reason = results if results.startswith("The search failed") else "the search found nothing"
-            state.failures.append(FailedSearch(item=item, strategy=strategy.describe(), reason=reason, sections_tried=[]))
-            policy.record(Attempt(item, strategy, False, []))
-            state.log("extract", {**step, "findings": [], "succeeded": False, "reason": reason, "lm_call": False})
-            return False, []
-        findings: list[Finding] = []
-        reason, sections = "", []
-        try:
-            extraction = self.extract(question=state.question, shopping_item=item,
-                                      section_index=self._section_index(state.doc_id, strategy),
-                                      failed_searches=state.tried(), results=results,
-                                      max_iters=self.agent_steps if strategy.method == "select" else 0)
-            placed = [self._placed(f, places) for f in extraction.findings]
-            findings = [f for f in placed if f is not None]
-            reason, sections = extraction.failure_reason, extraction.sections_searched
-            if moved := sum(1 for f, g in zip(extraction.findings, placed) if g is not None and g != f):
-                step["moved_to_their_page"] = moved
-            if len(findings) < len(extraction.findings):
-                step["not_printed"] = len(extraction.findings) - len(findings)
-                reason = reason if findings else "the values reported are not printed on the pages cited"
-            step["tools"] = [v for k, v in extraction.trajectory.items() if k.startswith("tool_name")]
-        except Exception as error:  # LMs see a short reason, the log keeps the error
-            reason, step["error"] = state.error(error, "the extraction output was malformed")
+        else:
+            findings, reason, sections = self._extraction(state, item, strategy, results, places, step)
         answered, resolved = False, []
         if findings:
             try:
@@ -403,6 +384,30 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                     reason=None if answered else state.failures[-1].reason)
         state.log("extract", step)
         return answered, resolved
+
+    def _extraction(self, state: "_Run", item: str, strategy: Strategy, results: str, places: list[tuple],
+                    step: dict) -> tuple[list[Finding], str, list[str]]:
+        """(findings placed on the pages that print them, failure reason, sections searched) of one
+        Extraction of a rung's `results`; what it did is added to `step`."""
+        findings: list[Finding] = []
+        reason, sections = "", []
+        try:
+            extraction = self.extract(question=state.question, shopping_item=item,
+                                      section_index=self._section_index(state.doc_id, strategy),
+                                      failed_searches=state.tried(), results=results,
+                                      max_iters=self.agent_steps if strategy.method == "select" else 0)
+            placed = [self._placed(f, places) for f in extraction.findings]
+            findings = [f for f in placed if f is not None]
+            reason, sections = extraction.failure_reason, extraction.sections_searched
+            if moved := sum(1 for f, g in zip(extraction.findings, placed) if g is not None and g != f):
+                step["moved_to_their_page"] = moved
+            if len(findings) < len(extraction.findings):
+                step["not_printed"] = len(extraction.findings) - len(findings)
+                reason = reason if findings else "the values reported are not printed on the pages cited"
+            step["tools"] = [v for k, v in extraction.trajectory.items() if k.startswith("tool_name")]
+        except Exception as error:  # LMs see a short reason, the log keeps the error
+            reason, step["error"] = state.error(error, "the extraction output was malformed")
+        return findings, reason, sections
 
     def _search(self, state: "_Run", item: str, strategy: Strategy) -> tuple[str, list[tuple[str, float]], list[tuple]]:
         """Run the strategy's own search (before the agent's tool calls): its results formatted, its
