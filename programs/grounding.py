@@ -12,7 +12,8 @@ operands; else the words it adds to the question) is looked for on the pages it 
 - `unsupported`: printed on no cited page, or of another type than the question asks for (a section
   number for a count of days, a name for an amount, no yes or no to a yes/no question).
 The answer's level is its weakest value's; a yes/no answer is grounded when a cited sentence states at
-least half of the question's claim. Question words are stems (`corpus.hops.stems`), a few synonyms of
+least half of the question's claim (of a claim about named things, a line about one of them, what it
+judges of them). Question words are stems (`corpus.hops.stems`), a few synonyms of
 financial statements joined (SYNONYMS), words of the questions' boilerplate (GENERIC) and the cited
 document's own name aside (every line of a filing is about its company).
 All of this is code, without an LM. A text value's sentence can name several things, so a program that
@@ -25,7 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from ferret.corpus.hops import STOPWORDS, names, parts, words
+from ferret.corpus.hops import STOPWORDS, linked, names, parts, words
 from ferret.corpus.numbers import number_spans, numbers_in
 from ferret.programs.arithmetic import names_operation, operations
 from ferret.programs.passage_answer import asks_yes_no
@@ -318,7 +319,8 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     """A text value: the words the answer adds to the question, printed together on a cited page, in the
     sentence of that page that names most of what the question, or a bridge to it, names (with the page's
     title: "Maximum Overdrive" names the film a bridge reached); not a fuller name of what the question
-    names ("Audrey Mae Sheppard Williams" for "Who was Audrey Williams pregnant with?")."""
+    names, of all its words or two of them ("Audrey Mae Sheppard Williams" for "Who was Audrey Williams
+    pregnant with?", "Direct Action Committee" for a question about "Act of War; Direct Action")."""
     asked = stems(question)
     tokens = _TOKEN.findall(_YES_NO_START.sub("", answer))
     new = [i for i, token in enumerate(tokens) if stems(token) - asked]
@@ -329,7 +331,8 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     if len(core) > (MAX_REASON_WORDS if _ASKS_REASON.match(question) or _ASKS_PURPOSE.search(question) else MAX_VALUE_WORDS):
         return Grounding(ON_PAGE, f"the answer is a passage of {len(core)} words, not the value the question asks for")
     said = [stems(name) for name in names(answer)] or [stems(" ".join(core))]
-    if any(named and named < name for name in said for named in map(stems, names(question))):
+    if any(named and name - named and (named < name or len(named & name) >= 2)
+           for name in said for named in map(stems, names(question))):
         return Grounding(ON_PAGE, f"{' '.join(core)!r} names what the question names, not what it asks")
     phrase = re.compile(r"(?<!\w)" + r"\W+".join(re.escape(t.strip(".,")) for t in core if t.strip(".,")) + r"(?!\w)",
                         re.IGNORECASE)
@@ -353,15 +356,22 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
 def _ground_claim(question: str, texts: dict[tuple[str, int], str], corpus) -> Grounding:
     """A yes/no answer (a verdict code cannot check): grounded when a cited sentence or row label names at
     least half of what the claim judges (its words but the verdict's own, JUDGEMENT, and the company's
-    name), and a claim about two named things ("Are A and B both ...") has each named on a cited page."""
-    claim = question_stems(asks_yes_no(question).split("(")[0]) - JUDGEMENT
-    for option in parts(question):
-        if not any(re.search(re.escape(option), text, re.IGNORECASE) for text in texts.values()):
+    name), and a claim about two named things ("Are A and B both ...") has each named on a cited page
+    and is grounded only by a line said of them (of one's own page, or naming one in full: not "Waterloo
+    International Airport" for Watertown's) that names what it judges of them, their names aside ("same"
+    of "Are A and B in the same state?")."""
+    options = parts(question)
+    claim = question_stems(asks_yes_no(question).split("(")[0]) - JUDGEMENT - stems(" ".join(options))
+    named = [re.compile(r"(?<!\w)" + re.escape(option) + r"(?!\w)", re.IGNORECASE) for option in options]
+    for option, name in zip(options, named):
+        if not any(name.search(text) for text in texts.values()):
             return Grounding(ON_PAGE, f"no cited page names {option}")
     result = Grounding(ON_PAGE, "no cited sentence or row names what the question judges")
     for place, text in texts.items():
         judged = claim - _name_stems(place[0])
         lines = _SENTENCE.split(text) + [row["label"] for row in corpus.page_cells(*place)]
+        if options and not any(linked(option, place[0]) for option in options):
+            lines = [line for line in lines if any(name.search(line) for name in named)]
         if line := next((line for line in lines if judged and len(judged & stems(line)) * 2 >= len(judged)), None):
             result.pages[place] = GROUNDED
             result.level, result.reason = GROUNDED, ""

@@ -196,6 +196,35 @@ def test_a_name_grounds_in_the_sentence_that_names_the_question_not_as_a_fuller_
     assert ground(question, "Dear Brother", None, page, passage).level == UNSUPPORTED  # adds nothing to the question
 
 
+def test_a_fuller_name_made_of_two_words_of_a_name_the_question_quotes_is_not_its_answer():
+    passage = _Passage("Direct Action Committee\nThe Direct Action Committee was a pacifist organisation of the 1950s.")
+    question = 'What genre is the author of the story behind "Act of War; Direct Action" associated with?'
+    page = [("Direct Action Committee", 1)]
+    assert ground(question, "Direct Action Committee", None, page, passage).level == ON_PAGE
+    assert ground(question, "pacifist organisation", None, page, passage).level == GROUNDED  # a value, not the name
+
+
+class _Pages(_Passage):
+    def __init__(self, texts: dict[str, str]):
+        self.texts = texts
+
+    def page_text(self, doc_id: str, page: int) -> str:
+        return self.texts[doc_id]
+
+
+def test_a_verdict_on_two_named_things_is_grounded_only_by_what_a_line_about_one_of_them_judges():
+    """A "Yes" to "same state" grounded by a page of a third airport whose name shares stems with both."""
+    pages = _Pages({"Watertown International Airport": "Watertown International Airport is a public airport in New York.",
+                    "Alexandria International Airport": "Alexandria International Airport is an airport in Louisiana.",
+                    "Airports of Ontario": "The Waterloo International Airport and the Alexandria airport share a state."})
+    question = "Are Watertown International Airport and Alexandria International Airport both airports in the same state?"
+    cited = [(doc_id, 1) for doc_id in pages.texts]
+    assert ground(question, "Yes", None, cited, pages).level == ON_PAGE  # no line about either says "same"
+    pages.texts["Airports of Ontario"] = "Watertown International Airport is in the same state as the Alexandria one."
+    grounding = ground(question, "Yes", None, cited, pages)
+    assert grounding.level == GROUNDED and grounding.pages[("Airports of Ontario", 1)] == GROUNDED
+
+
 def test_an_operand_stated_as_the_answer_to_an_average_does_not_ground_but_the_calculation_does(corpus):
     question = "What was the average Consumer segment revenue in 2022 and 2023?"
     assert ground(question, "412.6", None, SEGMENTS, corpus).level == ON_PAGE  # a value of the row, not its average
