@@ -50,6 +50,7 @@ _CURRENCY_WORDS = ((re.compile(r"€|\beuros?\b|\bEUR\b", re.IGNORECASE), "EUR")
                    (re.compile(r"£|\bpounds?\b|\bGBP\b", re.IGNORECASE), "GBP"),
                    (re.compile(r"¥|\byen\b|\bJPY\b", re.IGNORECASE), "JPY"))
 _SHARES = re.compile(r"\bshares\b", re.IGNORECASE)
+YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")  # a year, "FY2017"'s too
 
 
 def parse_value(text: str, scale: float = 1.0, unit: str | None = None) -> Value:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ferret.corpus.hops import STOPWORDS, linked, names, parts, words
-from ferret.corpus.numbers import number_spans, numbers_in
+from ferret.corpus.numbers import YEAR, number_spans, numbers_in
 from ferret.programs.arithmetic import names_operation, operations
 from ferret.programs.passage_answer import asks_yes_no
 from ferret.programs.verify import answer_numbers, same_number
@@ -44,7 +44,6 @@ GENERIC = {"amoun", "total", "value", "answe", "usd", "milli", "billi", "thous",
            "accou", "numbe"}
 JUDGEMENT = {"impro", "posit", "negat", "consi", "healt", "decli", "incre", "decre", "histo", "signi", "relev", "usefu",
              "stabl", "stron", "weak", "profi", "have", "does"}  # a claim's verdict, not what it judges
-_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
 _DATE_DAY = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+$", re.IGNORECASE)
 _LARGEST = re.compile(r"\b(?:largest|highest|greatest|most|larger|higher|greater|more|maximum)\b", re.IGNORECASE)
 _SMALLEST = re.compile(r"\b(?:smallest|lowest|least|smaller|lower|less|fewer|minimum)\b", re.IGNORECASE)
@@ -111,10 +110,15 @@ def numbers_only(answer: str) -> bool:
     return bool(spans) and not stems(rest) - _UNITS
 
 
+def asks_reason(question: str) -> bool:
+    """The question asks why or how, what drove or explains something, or for a description."""
+    return bool(_ASKS_REASON.match(question))
+
+
 def asks_number(question: str) -> bool:
     """The question asks for a number: how much or many, or a metric named (revenue, margin, ...), not
     why or how it came to be, nor yes or no."""
-    return bool(_ASKS_NUMBER.search(question)) and not _ASKS_REASON.match(question) and not asks_yes_no(question)
+    return bool(_ASKS_NUMBER.search(question)) and not asks_reason(question) and not asks_yes_no(question)
 
 
 def expected_type(question: str, answer: str) -> str:
@@ -123,14 +127,14 @@ def expected_type(question: str, answer: str) -> str:
     has_number = bool(numbers_in(core)) or bool(_NUMBER_WORDS.search(core))
     if asks_yes_no(question) and not _YES_NO_START.match(answer):
         return "the question asks yes or no"
-    if _ASKS_YEAR.search(question) and not _YEAR.search(answer):
+    if _ASKS_YEAR.search(question) and not YEAR.search(answer):
         return "the question asks for a year"
-    if _ASKS_PERSON.search(question) and not asks_yes_no(question) and not stems(_YEAR.sub("", core).translate(_DIGITS)):
+    if _ASKS_PERSON.search(question) and not asks_yes_no(question) and not stems(YEAR.sub("", core).translate(_DIGITS)):
         return "the question asks who, the answer is a number"
     if asks_number(question) and _ASKS_QUANTITY.search(question) and not _ASKS_ITEMS.match(question) \
             and not _ASKS_YEAR.search(question) and not has_number:
         return "the question asks for a number"
-    if _ASKS_REASON.match(question) and re.fullmatch(r"[-$\d.,%\s]+(?:million|billion|thousand)?", core or "x"):
+    if asks_reason(question) and re.fullmatch(r"[-$\d.,%\s]+(?:million|billion|thousand)?", core or "x"):
         return "the question asks why or how, the answer is a number"
     if _ASKS_NAME.search(question) and re.fullmatch(r"[-$\d.,%\s]+", core or "x"):
         return "the question asks for a name, the answer is a number"
@@ -182,7 +186,7 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
     if not values:
         return Grounding(UNSUPPORTED, "the answer states no number")
     asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))),
-                   set(_YEAR.findall(question)), _count_unit(question), len(values) == 1, "" if computation else question,
+                   set(YEAR.findall(question)), _count_unit(question), len(values) == 1, "" if computation else question,
                    stems(question) & GENERIC)
     cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
     if _ASKS_YEAR.search(question) and asked.single and (column := _year_column(question, values[0], cells, asked.words)):
@@ -213,7 +217,7 @@ def stated_numbers(answer: str, question: str) -> list[float]:
     given = numbers_in(question)
     found = [n for n in numbers_in(answer) if not any(same_number(n, g) for g in given)]
     if not _ASKS_YEAR.search(question):
-        found = [n for n in found if not (n.is_integer() and 1900 <= n <= 2100 and _YEAR.search(f"{n:.0f}"))]
+        found = [n for n in found if not (n.is_integer() and 1900 <= n <= 2100 and YEAR.search(f"{n:.0f}"))]
     return list(dict.fromkeys(found))
 
 
@@ -263,7 +267,7 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     metric = words - asked.subject or words  # a sentence names "liabilities", not only the "IMFT" every line is about
     for sentence in _SENTENCE.split(text):
         if stems(sentence) & metric and names_operation(asked.operation, sentence) \
-                and not (year and single and len(set(_YEAR.findall(sentence))) > 1):  # a header's years
+                and not (year and single and len(set(YEAR.findall(sentence))) > 1):  # a header's years
             for start, end, number in number_spans(sentence):
                 if (number == value if year else same_number(abs(value), abs(number))) \
                         and not (_DATE_DAY.search(sentence[:start]) or _DAY_MONTH.match(sentence[end:])):
@@ -281,7 +285,7 @@ def _year_column(question: str, value: float, cells: dict[tuple[str, int], list[
     for place, rows in cells.items():
         for row in rows:
             by_year = {found: number for header, _, number in row["cells"] if number is not None
-                       for found in _YEAR.findall(header)}
+                       for found in YEAR.findall(header)}
             if year in by_year and stems(row["label"]) & asked and (extreme is None or by_year[year] == extreme(by_year.values())):
                 return f"{year} · {row['label']} · p.{place[1]}"
     return ""
@@ -291,7 +295,7 @@ def _cell_score(label: str, header: str, asked: set[str], years: set[str], gener
     """(question words and years the cell's label and column name, less years it names that the question
     does not; minus the label's other words but the `generic` ones the question says: "Total" is the
     question's when it asks for a total): the page's best cell for the question has the largest."""
-    cell_years = set(_YEAR.findall(header))
+    cell_years = set(YEAR.findall(header))
     named = len(stems(f"{label} {header}") & asked) + len(cell_years & years) - (len(cell_years - years) if years else 0)
     return named, -len(stems(label) - asked - generic)
 
@@ -304,7 +308,7 @@ def _distinct_headers(headers: list[str]) -> set[str]:
 
 def _years_fit(header: str, years: set[str]) -> bool:
     """The column's years are among the question's (when both name years)."""
-    named = set(_YEAR.findall(header))
+    named = set(YEAR.findall(header))
     return not (years and named) or named <= years
 
 
@@ -328,7 +332,7 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     if not new:
         return Grounding(UNSUPPORTED, "the answer adds nothing to the question")
     core = tokens[new[0]:new[-1] + 1]
-    if len(core) > (MAX_REASON_WORDS if _ASKS_REASON.match(question) or _ASKS_PURPOSE.search(question) else MAX_VALUE_WORDS):
+    if len(core) > (MAX_REASON_WORDS if asks_reason(question) or _ASKS_PURPOSE.search(question) else MAX_VALUE_WORDS):
         return Grounding(ON_PAGE, f"the answer is a passage of {len(core)} words, not the value the question asks for")
     said = [stems(name) for name in names(answer)] or [stems(" ".join(core))]
     if any(named and name - named and (named < name or len(named & name) >= 2)

@@ -4,6 +4,9 @@ question → Router (intent, search terms, subqueries, route)
 → a list or aggregate question on the structured route is answered in code from annotations
   (`programs.structured`: filters widened when empty, an overload asks to narrow); when even that
   finds no row, the loop below runs on the other routes
+→ table rung, no LM: a change, percentage change or average between two years of the one table row the
+  question names is written in code from the row's cells (`programs.row_arithmetic`) and settled like a
+  read's calculation; when it does not ground, its failure is recorded and the reads go on
 → first rung, the cheapest read that can answer: the question's top hybrid passages (the one-call
   baseline's search; with `long_text`, on the Router's "long_text" route, the top passages inside the
   long-document chunk whose summary matches best, and that summary's leading sentences) read by one
@@ -56,8 +59,9 @@ from ferret.corpus.tools import Corpus
 from ferret.programs.arithmetic import SUM_ASKED, operations
 from ferret.programs.confirm import confirmed
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
-from ferret.programs.passage_answer import answer_from_passages
+from ferret.programs.passage_answer import PassageAnswer, answer_from_passages
 from ferret.programs.repairs import repairs_on, step_lm
+from ferret.programs.row_arithmetic import named_rows, row_calculation, row_passage
 from ferret.programs.result import check_input, error_text, measured, outcome
 from ferret.programs.settings import SavedSettings
 from ferret.programs.strategy import Attempt, Policy, Strategy, ladder
@@ -74,7 +78,6 @@ MAX_REASON_CHARS = 160
 MAX_ITEM_CHARS = 150  # a shopping item names one value; a longer "item" from the LM is a copied failure or ramble
 MAX_EVIDENCE = 20
 READ_ROWS = 2  # table rows the question names, read by the first rung beside its passages
-LABEL_CANDIDATES = 20  # labels looked at for them
 STEPS = ("route", "read", "confirm", "extract", "evaluate", "synthesize", "plan", "rerank")
 SECTIONS_NOT_SHOWN = "(not shown: read the results)"
 SUMMARY_SENTENCES = 2  # of the chosen chunk's summary, read beside its passages on the long_text route
@@ -169,6 +172,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                 return self._result(state, table.outcome)
             rungs = [rung for rung in rungs if rung.method != "annotations"]  # widened and still empty
         policy = Policy(rungs)
+        if (table := self._table(state, policy)) is not None:
+            return self._result(state, table, rerank=False)
         why = hop_needed(question)  # then the read waits for the hop: a one-hop read would answer from half the way
         if not why and (read := self._read(state, policy, *self._question_hits(state, decision.route))) is not None:
             return self._result(state, read, rerank=False)
@@ -283,16 +288,10 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         return hops.hits if new else []
 
     def _read(self, state: "_Run", policy: Policy, hits: list[dict], rung: str) -> dict | None:
-        """One typed read of `hits` (the first rung's, or the hops rung's). Its outcome when the answer
-        stands (nothing said missing, every number printed on a cited page or computed in code from
-        printed values, citations on their pages); else None, with the values it read kept as findings
-        and its failure recorded on the ladder's rung of the same search."""
-        shown = {hit["node_id"] for hit in hits}
-        state.read_hits = hits + [hit for hit in state.read_hits if hit["node_id"] not in shown]
-        state.rung = rung
+        """One typed read of `hits` (the first rung's, or the hops rung's) and the question's table rows, settled (`_settle`)."""
+        state.show(hits)
         hits = hits + self._question_rows(state)
-        strategy = Strategy("hybrid", "document" if state.doc_id else "global")
-        step = {"rung": rung, "strategy": f"{rung}: {strategy.describe()}", "results": len(hits)}
+        step = {"rung": rung, "strategy": f"{rung}: {self._read_strategy(state).describe()}", "results": len(hits)}
         # inside one document its id is noise (a TAT-QA uuid's digits were copied as a value)
         passages = [f"[{n}] {'' if state.doc_id else h['doc_id'] + ' '}page {h['page']} ({h['section']}): {h['text']}"
                     for n, h in enumerate(hits, 1)]
@@ -307,6 +306,29 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             step.update(calculation=calculation, answer=read.answer, sources=list(out.sources))
         except Exception as error:
             reason, step["error"] = state.error(error, "the read output was malformed")
+        return self._settle(state, policy, "read", step, hits, read, reason)
+
+    def _table(self, state: "_Run", policy: Policy) -> dict | None:
+        """The table rung, before any read: a change, percentage change or average of the one table row
+        the question names, between its two years, written in code (`programs.row_arithmetic`, no LM)
+        and settled as a read's calculation; None, with nothing recorded, when the question is not one."""
+        calculation = row_calculation(self.corpus, state.question, bucket=state.bucket, doc_id=state.doc_id)
+        if calculation is None:
+            return None
+        state.show(calculation.hits)
+        read = answer_from_passages(state.question, calculation.hits, calculation.expression, "", [])
+        step = {"rung": "table", "strategy": "table: the question's row, computed in code",
+                "results": len(calculation.hits), "calculation": calculation.expression, "answer": read.answer,
+                "lm_call": False}
+        return self._settle(state, policy, "table", step, calculation.hits, read, read.problem)
+
+    def _settle(self, state: "_Run", policy: Policy, name: str, step: dict, hits: list[dict],
+                read: PassageAnswer | None, reason: str) -> dict | None:
+        """A read's outcome when its answer stands (nothing said missing, every number printed on a cited
+        page or computed in code from printed values, citations on their pages, grounded); else None,
+        with the values it read kept as findings and its failure recorded (a read's on the ladder's rung
+        of the same search, which is not tried again)."""
+        state.rung = step["rung"]
         if read is not None and not reason:
             check = verify(read.answer, list(range(len(read.findings))), read.findings, self.corpus.page_text,
                            self.corpus.file_of, read.derived)
@@ -315,7 +337,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             if check.ok and at_least(grounding.level, self.accept):
                 state.findings, state.derived, state.computation = read.findings, read.derived, read.computation
                 state.grounding = grounding
-                state.log("read", {**step, "succeeded": True})
+                state.log(name, {**step, "succeeded": True})
                 return outcome("answer", answer=read.answer, sources=list(range(1, len(read.findings) + 1)))
             if check.ok:
                 reason = f"the answer {read.answer[:60]!r} is not grounded ({grounding.level}): {grounding.reason}"
@@ -329,9 +351,16 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         state.findings.extend(kept)
         state.failures.append(FailedSearch(item=state.question, strategy=step["strategy"], reason=reason,
                                            sections_tried=list(dict.fromkeys(h["section"] for h in hits))))
-        policy.record(Attempt(state.question, strategy, False, [(h["node_id"], h["score"]) for h in hits], first_rung=True))
-        state.log("read", {**step, "succeeded": False, "reason": reason, "findings": [f.model_dump() for f in kept]})
+        if name == "read":
+            policy.record(Attempt(state.question, self._read_strategy(state), False,
+                                  [(h["node_id"], h["score"]) for h in hits], first_rung=True))
+        state.log(name, {**step, "succeeded": False, "reason": reason, "findings": [f.model_dump() for f in kept]})
         return None
+
+    @staticmethod
+    def _read_strategy(state: "_Run") -> Strategy:
+        """The ladder's rung a read's search is: hybrid passages, in the question's document or globally."""
+        return Strategy("hybrid", "document" if state.doc_id else "global")
 
     def _ground(self, state: "_Run", answer: str, findings: list[Finding], computation: str = "") -> Grounding:
         """The answer's grounding on the pages of `findings`; a calculation's operands are its findings' values,
@@ -345,14 +374,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
 
     def _question_rows(self, state: "_Run") -> list[dict]:
         """At most READ_ROWS table rows whose label the question names (every word of it), each as a
-        passage that names its columns ("Discount rate: Domestic 2019: 4.00%; Domestic 2018: 3.75%"),
-        so a value's year and column are read from its label instead of from a row's position."""
-        rows = self.corpus.annotations_search(state.question, bucket=state.bucket, doc_id=state.doc_id,
-                                              top_k=LABEL_CANDIDATES)
-        named = [row for row in rows if row["kind"] == "row" and row["fields"] and grounded([row["label"]], state.question)]
-        return [{"doc_id": row["doc_id"], "page": row["page"], "section": row["section"], "node_id": row["annotation_id"],
-                 "score": row["score"], "text": f"{row['label']}: " + "; ".join(f"{k}: {v}" for k, v in row["fields"].items())}
-                for row in named[:READ_ROWS]]
+        passage that names its columns (`programs.row_arithmetic.row_passage`)."""
+        return [row_passage(row) for row in named_rows(self.corpus, state.question, state.bucket, state.doc_id)[:READ_ROWS]]
 
     def _extract(self, state: "_Run", policy: Policy, item: str, strategy: Strategy,
                  open_items: list[str]) -> tuple[bool, list[str]]:
@@ -622,6 +645,11 @@ class _Run:
         self.candidate: tuple[str, Grounding] | None = None  # the best read answer not grounded enough: shown unconfirmed
         self.rung = ""  # the rung that ran last: "structured", "read", "hops", a ladder method, "synthesis"
         self.lm_error = ""  # a step's failed LM call: the question stops once that step is logged
+
+    def show(self, hits: list[dict]) -> None:
+        """`hits` were read: they come first in the ranked evidence."""
+        shown = {hit["node_id"] for hit in hits}
+        self.read_hits = hits + [hit for hit in self.read_hits if hit["node_id"] not in shown]
 
     def log(self, step: str, data: dict) -> None:
         """Record a step; after a step whose LM call failed (`error`), stop the question (_LMFailed)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ferret.corpus.numbers import number_spans, numbers_in
+from ferret.corpus.numbers import YEAR, number_spans, numbers_in
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                         may_ask_calculation)
 from ferret.programs.verify import TOLERANCE, answer_numbers, same_number
@@ -127,7 +127,7 @@ def _computed(question: str, calculation: str, read: list[dict]) -> PassageAnswe
         computation = compute(calculation)
     except ExpressionError as error:
         return PassageAnswer("", problem=f"the calculation could not be computed: {error}")
-    years = {int(year) for year in re.findall(r"(?<!\d)(?:19|20)\d{2}(?!\d)", question)}  # "FY2017" too
+    years = {int(year) for year in YEAR.findall(question)}
     given = {number for number in numbers_in(question) if number not in years}  # "DPO = 365 * ..."
     if used := list(dict.fromkeys(o.text for o in computation.literals if o.value in years)):
         return PassageAnswer("", problem=f"the calculation uses the question's year {', '.join(used)} as a value")

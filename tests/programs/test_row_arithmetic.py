@@ -1,0 +1,91 @@
+"""A change, percentage change or average of the question's table row, written in code (programs/row_arithmetic.py)."""
+from __future__ import annotations
+
+import pytest
+
+from ferret.programs.arithmetic import compute
+from ferret.programs.iterative import IterativeRetriever
+from ferret.programs.lm import answering
+from ferret.programs.row_arithmetic import row_calculation
+from tests.fakes import scripted_lm
+
+
+class _Rows:
+    """A corpus whose label search finds these table rows (label → {header: printed value})."""
+
+    def __init__(self, rows: dict[str, dict[str, str]]):
+        self.rows = [{"annotation_id": f"row:{i}", "kind": "row", "label": label, "fields": fields, "doc_id": "d",
+                      "page": 1, "section": "Table", "score": 1.0} for i, (label, fields) in enumerate(rows.items())]
+
+    def annotations_search(self, question, bucket=None, doc_id=None, top_k=20):
+        return self.rows
+
+
+ALLOWANCE = _Rows({"Valuation allowance": {"2019": "(123)", "2018": "(109)"},
+                   "Deferred tax assets": {"2019": "1,250", "2018": "1,100"}})
+
+
+def value(corpus, question: str) -> float | None:
+    calculation = row_calculation(corpus, question)
+    return None if calculation is None else round(compute(calculation.expression).value, 4)
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What was the percentage change in the valuation allowance between 2018 and 2019?", round((-123 + 109) / -109 * 100, 4)),
+    ("What was the change in deferred tax assets from 2018 to 2019?", 150.0),  # the later year less the earlier
+    ("How much did the deferred tax assets decrease by between 2018 and 2019?", -150.0),  # how much it fell
+    ("What was the average deferred tax assets for 2018 and 2019?", 1175.0),
+    ("What is the change in deferred tax assets in units of percents from 2018 to 2019?", round(150 / 1100 * 100, 4)),
+])
+def test_the_questions_row_and_years_give_the_operation_it_names(question, expected):
+    assert value(ALLOWANCE, question) == expected
+
+
+@pytest.mark.parametrize("question", [
+    "What was the deferred tax assets in 2019?",  # one year
+    "What was the average deferred tax assets from 2017 to 2019?",  # three years
+    "Why did the deferred tax assets change between 2018 and 2019?",  # a reason
+    "What is the ratio, defined as deferred tax assets / 2, between 2018 and 2019?",  # a formula of its own
+    "What was the deferred tax assets in 2019 and 2018?",  # no operation
+    "What was the change in goodwill between 2018 and 2019?",  # no row the question names
+])
+def test_a_question_the_rules_do_not_cover_is_left_to_the_reads(question):
+    assert row_calculation(ALLOWANCE, question) is None
+
+
+def test_an_operation_word_of_the_rows_label_is_a_metric_not_the_operation():
+    rows = _Rows({"Average invested capital": {"2019": "1,000", "2018": "800"},
+                  "Shares outstanding": {"2019": "50", "2018": "40"}})
+    assert value(rows, "What was the percentage change in the Average invested capital between 2018 and 2019?") == 25.0
+    assert row_calculation(rows, "What were the weighted-average shares outstanding in 2018 and 2019?") is None
+
+
+def test_of_several_columns_of_a_year_the_one_the_question_names_is_read_and_rates_are_not_changed_in_percent():
+    rows = _Rows({"Discount rate": {"Domestic 2019": "4.00%", "Domestic 2018": "3.75%",
+                                    "International 2019": "2.10%", "International 2018": "2.50%"},
+                  "Plan assets": {"Domestic 2019": "500", "Domestic 2018": "400",
+                                  "International 2019": "300", "International 2018": "200"}})
+    assert value(rows, "What was the change in international plan assets between 2018 and 2019?") == 100.0
+    assert value(rows, "What was the change in the domestic discount rate between 2018 and 2019?") == 0.25
+    assert row_calculation(rows, "What was the percentage change in the domestic discount rate between 2018 and 2019?") is None
+    assert row_calculation(rows, "What was the change in plan assets between 2018 and 2019?") is None  # which column?
+
+
+def test_rows_of_one_label_that_disagree_or_one_value_read_twice_compute_nothing():
+    twice = _Rows({"Revenue": {"2019": "10", "2018": "10"}})
+    assert row_calculation(twice, "What was the change in revenue between 2018 and 2019?") is None
+    disagree = _Rows({"Revenue": {"2019": "10", "2018": "8"}})
+    disagree.rows.append({**disagree.rows[0], "annotation_id": "row:9", "fields": {"2019": "12", "2018": "8"}})
+    assert row_calculation(disagree, "What was the change in revenue between 2018 and 2019?") is None
+
+
+def test_the_iterative_program_answers_the_rows_change_in_code_after_the_router_alone(small_corpus):
+    lm, engine = scripted_lm()
+    with answering(lm):
+        result = IterativeRetriever(small_corpus)(question="What was the percentage change in total revenue from 2022 to 2023?",
+                                                  doc_id="report")
+    assert engine.steps() == ["route"] and result.lm_calls == 1
+    assert result.status == "answer" and result.answered_by == "table" and result.grounding == "grounded"
+    assert result.computation == "(3650 - 3150) / 3150 * 100" and result.citations_verified
+    assert [step["step"] for step in result.trajectory] == ["route", "table"]
+    assert result.trajectory[1]["lm_call"] is False
