@@ -384,12 +384,13 @@ def test_the_first_rung_answers_and_stops_with_verified_citations_in_two_calls(s
 
 
 def test_a_calculation_is_computed_in_code_and_every_operand_is_cited(small_corpus):
-    question = "What was the percentage change in total revenue from 2022 to 2023?"
-    reply = read_reply("16%", calculation="(3,650 - 3,150) / 3,150 * 100", sources=[2])
+    # two rows of one year: not the table rung's (one row, two years), so the read calculates
+    question = "What was the difference between Enterprise and Consumer revenue in 2023?"
+    reply = read_reply("1,000", calculation="2,400 - 1,250", sources=[2])
     result, engine = run(small_corpus, {"read": reply}, question=question)
     assert engine.steps() == ["route", "read"] and result.status == "answer"
-    assert result.answer == "15.873" and result.computation == "(3,650 - 3,150) / 3,150 * 100"
-    assert [f["value"] for f in result.findings] == ["3,650", "3,150"]  # each operand, quoted where it is printed
+    assert result.answer == "1,150" and result.computation == "2,400 - 1,250"
+    assert [f["value"] for f in result.findings] == ["2,400", "1,250"]  # each operand, quoted where it is printed
     assert len(result.citations) == 2 and result.citations_verified and all(c["verified"] for c in result.citations)
     # a lookup question does not take the calculation a small model writes anyway
     result, _ = run(small_corpus, {"read": read_reply("1,250", calculation="1,250 + 1,100")},
@@ -413,13 +414,13 @@ def test_a_first_rung_answer_that_does_not_verify_escalates_with_its_values_kept
 
 
 @pytest.mark.parametrize("reply, reason", [
-    (read_reply("", calculation="(3,650 - 2022) / 2022 * 100"), "the calculation uses the question's year 2022 as a value"),
-    (read_reply("", calculation="(3,650 - 3,000) / 3,000 * 100"), "the calculation uses 3,000, which no passage read prints"),
-    (read_reply("3,650", missing="the 2024 figure"), "the 2024 figure"),
+    (read_reply("", calculation="2,050 - 2022"), "the calculation uses the question's year 2022 as a value"),
+    (read_reply("", calculation="2,050 - 3,000"), "the calculation uses 3,000, which no passage read prints"),
+    (read_reply("2,050", missing="the 2024 figure"), "the 2024 figure"),
     ("this is not JSON {", "the read output was malformed"),
 ])
 def test_a_first_rung_that_cannot_answer_records_why_and_the_loop_goes_on(small_corpus, reply, reason):
-    question = "What was the percentage change in total revenue from 2022 to 2023?"
+    question = "What was the difference between Enterprise and Consumer revenue in 2022?"
     result, engine = run(small_corpus, {"read": reply, "extract": MISSED}, question=question, max_iterations=2)
     assert result.failed_searches[0]["reason"] == reason and "extract" in engine.steps()
     assert result.status == "fail" and result.answer == ""
