@@ -341,7 +341,15 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     phrase = re.compile(r"(?<!\w)" + r"\W+".join(re.escape(t.strip(".,")) for t in core if t.strip(".,")) + r"(?!\w)",
                         re.IGNORECASE)
     result = Grounding(UNSUPPORTED, f"{' '.join(core)!r} is printed on no cited page")
+    subjects = [name for name in (stems(name) - GENERIC for name in names(question)) if name]  # not "the Company"
+    if any(name <= stems(answer) for name in subjects):  # the answer is a thing the question names
+        subjects = []
     for place, text in texts.items():
+        if not _about(place, texts, subjects, bridged):
+            if phrase.search(text) and result.level == UNSUPPORTED:
+                result.level, result.pages[place] = ON_PAGE, ON_PAGE
+                result.reason = f"{' '.join(core)!r} is printed on {place[0]}, which no cited page ties to what the question names"
+            continue
         sentences = _SENTENCE.split(text)
         about = [(stems(sentence) | stems(place[0])) & asked for sentence in sentences]
         top = max(map(len, about), default=0)
@@ -355,6 +363,20 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
                     result.reason = "" if level == GROUNDED else (
                         f"{' '.join(core)!r} is printed, but not in the sentence of its page that names most of the question")
     return result
+
+
+def _about(place: tuple[str, int], texts: dict[tuple[str, int], str], subjects: list[set[str]], bridged: set[str]) -> bool:
+    """The page is about what the question names: it (with its title) names one of the question's names
+    (`subjects`, each name's stems) or a bridge, or another cited page that names one is tied to it by
+    naming its title ("Leland" → "Maximum Overdrive"); a question naming nothing asks of no page."""
+    def names_subject(place: tuple[str, int]) -> bool:
+        words = stems(texts[place]) | stems(place[0])
+        return any(name <= words for name in subjects) or bool(bridged & words)
+
+    if not subjects or names_subject(place):
+        return True
+    return any(other != place and names_subject(other) and any(linked(name, place[0]) for name in names(texts[other]))
+               for other in texts)
 
 
 def _ground_claim(question: str, texts: dict[tuple[str, int], str], corpus) -> Grounding:

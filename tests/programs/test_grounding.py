@@ -201,7 +201,9 @@ def test_a_fuller_name_made_of_two_words_of_a_name_the_question_quotes_is_not_it
     question = 'What genre is the author of the story behind "Act of War; Direct Action" associated with?'
     page = [("Direct Action Committee", 1)]
     assert ground(question, "Direct Action Committee", None, page, passage).level == ON_PAGE
-    assert ground(question, "pacifist organisation", None, page, passage).level == GROUNDED  # a value, not the name
+    assert ground(question, "Direct Action Committee", None, page, passage).reason.endswith("not what it asks")
+    # a value of the page, but the page is not about the story the question names
+    assert ground(question, "pacifist organisation", None, page, passage).level == ON_PAGE
 
 
 class _Pages(_Passage):
@@ -223,6 +225,29 @@ def test_a_verdict_on_two_named_things_is_grounded_only_by_what_a_line_about_one
     pages.texts["Airports of Ontario"] = "Watertown International Airport is in the same state as the Alexandria one."
     grounding = ground(question, "Yes", None, cited, pages)
     assert grounding.level == GROUNDED and grounding.pages[("Airports of Ontario", 1)] == GROUNDED
+
+
+def test_a_name_grounds_only_on_a_page_tied_to_what_the_question_names():
+    """A school's own page answered "Charles Andrews graduated from what college preparatory school?"
+    though no cited page names Charles Andrews; a film's page grounds its director once the town's page
+    that names the film is cited beside it."""
+    pages = _Pages({"Worksop College Preparatory School": "Worksop College Preparatory School is a preparatory "
+                                                          "school for boys and girls aged 3 to 13.",
+                    "Charles Andrews": "Charles Andrews is an American football coach."})
+    question = "Charles Andrews graduated from what college preparatory boys' school?"
+    school = [("Worksop College Preparatory School", 1)]
+    assert ground(question, "Worksop College Preparatory School", None, school, pages).level == ON_PAGE
+    assert ground(question, "Worksop College Preparatory School", None, school + [("Charles Andrews", 1)],
+                  pages).level == ON_PAGE  # his page is cited, but names no school
+    pages.texts["Charles Andrews"] = "Charles Andrews was a pupil at Worksop College Preparatory School."
+    assert ground(question, "Worksop College Preparatory School", None, school + [("Charles Andrews", 1)],
+                  pages).level == GROUNDED
+    hops = _Pages({"Leland, North Carolina": "The film Maximum Overdrive was shot in and around Leland in 1986.",
+                   "Maximum Overdrive": "Maximum Overdrive is a horror film directed by Stephen King."})
+    question, film = "Who directed the film that was shot in or around Leland, North Carolina in 1986?", [("Maximum Overdrive", 1)]
+    assert ground(question, "Stephen King", None, film, hops).level == ON_PAGE
+    assert ground(question, "Stephen King", None, film + [("Leland, North Carolina", 1)], hops).level == GROUNDED
+    assert ground(question, "Stephen King", None, film, hops, bridges=["Maximum Overdrive"]).level == GROUNDED
 
 
 def test_an_operand_stated_as_the_answer_to_an_average_does_not_ground_but_the_calculation_does(corpus):
