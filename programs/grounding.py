@@ -48,6 +48,8 @@ _DATE_DAY = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a
 _LARGEST = re.compile(r"\b(?:largest|highest|greatest|most|larger|higher|greater|more|maximum)\b", re.IGNORECASE)
 _SMALLEST = re.compile(r"\b(?:smallest|lowest|least|smaller|lower|less|fewer|minimum)\b", re.IGNORECASE)
 _DAY_MONTH = re.compile(r"\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.IGNORECASE)  # "3 November"
+# A company's legal form adds nothing to its name ("Best Buy Co., Inc." to "Which Best Buy category ...?")
+_LEGAL_FORMS = {"co", "inc", "corp", "corporation", "incorporated", "plc", "ltd", "limited", "llc", "lp", "sa", "ag", "nv"}
 _UNITS = {"milli", "billi", "thous", "perce", "usd", "dolla", "respe", "eur", "euros"}  # with "and": a list of amounts
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
@@ -327,7 +329,7 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     pregnant with?", "Direct Action Committee" for a question about "Act of War; Direct Action")."""
     asked = stems(question)
     tokens = _TOKEN.findall(_YES_NO_START.sub("", answer))
-    new = [i for i, token in enumerate(tokens) if stems(token) - asked]
+    new = [i for i, token in enumerate(tokens) if stems(token) - asked and token.strip(".,").lower() not in _LEGAL_FORMS]
     asked = asked | bridged
     if not new:
         return Grounding(UNSUPPORTED, "the answer adds nothing to the question")

@@ -227,6 +227,15 @@ def test_a_verdict_on_two_named_things_is_grounded_only_by_what_a_line_about_one
     assert grounding.level == GROUNDED and grounding.pages[("Airports of Ontario", 1)] == GROUNDED
 
 
+def test_the_questions_company_with_its_legal_form_adds_nothing_to_the_question():
+    passage = _Passage("BEST BUY CO., INC.\nThe entertainment category grew the most in the Domestic segment.")
+    question = "Which Best Buy product category performed the best in the domestic (USA) market during FY2023?"
+    page = [("BESTBUY_2023_10K", 1)]
+    grounding = ground(question, "Best Buy Co., Inc.", None, page, passage)
+    assert (grounding.level, grounding.reason) == (UNSUPPORTED, "the answer adds nothing to the question")
+    assert ground(question, "entertainment", None, page, passage).level == GROUNDED
+
+
 def test_a_name_grounds_only_on_a_page_tied_to_what_the_question_names():
     """A school's own page answered "Charles Andrews graduated from what college preparatory school?"
     though no cited page names Charles Andrews; a film's page grounds its director once the town's page
