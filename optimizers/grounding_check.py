@@ -9,6 +9,10 @@ computed value is grounded through its operands, which the gold does not give), 
 - `distractor_grounded_rate`: a wrong value of the same kind printed on the same pages (another number
   for a numeric gold, another name for a text gold; yes/no golds have none), picked at random with a
   fixed seed, grounded. A wrong answer that grounds is one a user would trust.
+- `retrieved_distractor_grounded_rate`: the same for a wrong value printed only on the pages among the
+  question's top 5 hybrid passages (what one read sees) that are not gold pages, grounded on all those
+  pages: a read that copies a name from the wrong page. `retrieved_gold_grounded_rate`: the gold answer
+  grounded on those pages, over the questions whose top 5 hold a gold page.
 """
 from __future__ import annotations
 
@@ -20,25 +24,29 @@ from ferret.corpus.hops import names
 from ferret.corpus.numbers import number_spans
 from ferret.corpus.tools import Corpus
 from ferret.optimizers.datasets import load_dataset, prepare_index, split
+from ferret.optimizers.retrieval import search
 from ferret.programs.grounding import LEVELS, ground, stems
 from ferret.programs.passage_answer import asks_yes_no
 from ferret.programs.verify import same_number
 
 MIN_DISTRACTOR = 10  # smaller printed numbers are mostly footnote marks and list numbers
+READ_K = 5  # the passages one read sees
 
 
 def gold_text(answer) -> str:
     return " and ".join(map(str, answer)) if isinstance(answer, list) else str(answer)
 
 
-def distractor(question: str, gold: str, text: str, rng: random.Random) -> str:
-    """A wrong value of the gold's kind printed in `text`, or "" when there is none."""
+def distractor(question: str, gold: str, text: str, rng: random.Random, printed: str = "") -> str:
+    """A wrong value of the gold's kind printed in `text` and not in `printed`, or "" when there is none."""
     golds = [number for _, _, number in number_spans(gold)]
     if golds:
+        elsewhere = [number for _, _, number in number_spans(printed)]
         others = [text[start:end] for start, end, number in number_spans(text)
-                  if abs(number) >= MIN_DISTRACTOR and not any(same_number(abs(number), abs(g)) for g in golds)]
+                  if abs(number) >= MIN_DISTRACTOR and not any(same_number(abs(number), abs(g)) for g in golds + elsewhere)]
     else:
-        others = [name for name in names(text) if not stems(name) & stems(gold) and not stems(name) <= stems(question)]
+        others = [name for name in names(text) if not stems(name) & stems(gold) and not stems(name) <= stems(question)
+                  and name.lower() not in printed.lower()]
     return rng.choice(sorted(set(others))) if others else ""
 
 
@@ -52,6 +60,12 @@ def gold_pages(example, corpus: Corpus) -> list[tuple[str, int]]:
     return pages
 
 
+def retrieved_pages(example, corpus: Corpus) -> list[tuple[str, int]]:
+    """The pages of the question's top READ_K hybrid passages (inside its document when it names one)."""
+    doc_id = example.get("doc_id") if example.get("doc_id") in corpus.doc_ids else None
+    return list(dict.fromkeys((hit["doc_id"], hit["page"]) for hit in search(corpus, "hybrid", example.question, READ_K, doc_id)))
+
+
 def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, split_name: str = "dev",
                        limit: int | None = None, seed: int = 0) -> dict:
     """The gold and distractor grounding rates (module docstring) over the split's questions."""
@@ -62,21 +76,28 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
     if files:
         prepare_index(files, Path(index_dir))
     corpus = Corpus(index_dir)
-    gold, wrong = Counter(), Counter()
+    counts = {name: Counter() for name in ("gold", "distractor", "retrieved_gold", "retrieved_distractor")}
     for example in chosen:
         rng = random.Random(f"{seed}:{example.id}")
-        pages = gold_pages(example, corpus)
+        pages, retrieved = gold_pages(example, corpus), retrieved_pages(example, corpus)
         answer = gold_text(example.answer)
-        gold[ground(example.question, answer, None, pages, corpus).level] += 1
+        counts["gold"][ground(example.question, answer, None, pages, corpus).level] += 1
+        if set(pages) & set(retrieved):
+            counts["retrieved_gold"][ground(example.question, answer, None, retrieved, corpus).level] += 1
         if asks_yes_no(example.question):
             continue
-        other = distractor(example.question, answer, "\n".join(corpus.page_text(*page) or "" for page in pages), rng)
-        if other:
-            wrong[ground(example.question, other, None, pages, corpus).level] += 1
-    n, n_wrong = sum(gold.values()), sum(wrong.values())
-    result: dict = {"dataset": dataset, "split": split_name, "n": n, "distractor_n": n_wrong}
-    for level in reversed(LEVELS):
-        result[f"gold_{level}_rate"] = round(gold[level] / n, 4) if n else 0.0
-    for level in reversed(LEVELS):
-        result[f"distractor_{level}_rate"] = round(wrong[level] / n_wrong, 4) if n_wrong else 0.0
+        on_gold_pages = "\n".join(corpus.page_text(*page) or "" for page in pages)
+        if other := distractor(example.question, answer, on_gold_pages, rng):
+            counts["distractor"][ground(example.question, other, None, pages, corpus).level] += 1
+        elsewhere = "\n".join(corpus.page_text(*page) or "" for page in retrieved if page not in pages)
+        if (other := distractor(example.question, answer, elsewhere, rng, printed=on_gold_pages)):
+            counts["retrieved_distractor"][ground(example.question, other, None, retrieved, corpus).level] += 1
+    result: dict = {"dataset": dataset, "split": split_name, "n": sum(counts["gold"].values()),
+                    "distractor_n": sum(counts["distractor"].values())}
+    for name, counted in counts.items():
+        total = sum(counted.values())
+        if name.startswith("retrieved"):
+            result[f"{name}_n"] = total
+        for level in reversed(LEVELS):
+            result[f"{name}_{level}_rate"] = round(counted[level] / total, 4) if total else 0.0
     return result

@@ -33,6 +33,9 @@ def test_eval_grounding_rates_gold_answers_and_wrong_values_of_their_pages(small
     assert summary["gold_on_page_rate"] == pytest.approx(1 / 3, abs=1e-3)
     # a yes/no question has no distractor; the numeric ones get another number of the page, which never grounds
     assert summary["distractor_n"] == 2 and summary["distractor_grounded_rate"] == 0.0
+    # the top 5 passages hold the report's page and the receipts': a receipt's amount never grounds there
+    assert summary["retrieved_gold_n"] == 3 and summary["retrieved_gold_grounded_rate"] == pytest.approx(2 / 3, abs=1e-3)
+    assert summary["retrieved_distractor_n"] == 2 and summary["retrieved_distractor_grounded_rate"] == 0.0
     run = mlflow.MlflowClient(tracking_uri()).get_run(summary["mlflow_run_id"])
     assert run.data.params["program"] == "grounding" and run.data.metrics["gold_grounded_rate"] == summary["gold_grounded_rate"]
 
@@ -43,4 +46,9 @@ def test_a_distractor_is_a_value_of_the_golds_kind_that_is_not_the_gold():
     assert numbers <= {"2023", "1,100", "2022"} and "1,100" in numbers  # never the gold, never a small list number
     assert distractor("Who sold it?", "Acme Tire Co.", text, random.Random(0)) in {"Revenue", "Volta Motors"}
     assert distractor("What was revenue?", "1,250", "Revenue 1,250", random.Random(0)) == ""
+    # none printed where `printed` prints it (the gold pages, for a wrong value of another page)
+    assert distractor("What was revenue?", "1,250", text, random.Random(0), printed="1,100 in 2023, 2022") == ""
+    for seed in range(5):
+        other = distractor("Who sold it?", "Acme Tire Co.", text, random.Random(seed), printed="Volta Motors")
+        assert other.startswith("Revenue")
     assert gold_text(["2019", "2018"]) == "2019 and 2018"
