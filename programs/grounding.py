@@ -369,15 +369,19 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
 
 def _about(place: tuple[str, int], texts: dict[tuple[str, int], str], subjects: list[set[str]], bridged: set[str]) -> bool:
     """The page is about what the question names: it (with its title) names one of the question's names
-    (`subjects`, each name's stems) or a bridge, or another cited page that names one is tied to it by
-    naming its title ("Leland" → "Maximum Overdrive"); a question naming nothing asks of no page."""
+    (`subjects`, each name's stems) or a bridge, or it is tied to another cited page that names one, one
+    naming the other's title (the town's page names "Maximum Overdrive", the song's page names "Laie");
+    a question naming nothing asks of no page."""
     def names_subject(place: tuple[str, int]) -> bool:
         words = stems(texts[place]) | stems(place[0])
         return any(name <= words for name in subjects) or bool(bridged & words)
 
+    def names_title(place: tuple[str, int], other: tuple[str, int]) -> bool:
+        return any(linked(name, other[0]) for name in names(texts[place]))
+
     if not subjects or names_subject(place):
         return True
-    return any(other != place and names_subject(other) and any(linked(name, place[0]) for name in names(texts[other]))
+    return any(other != place and names_subject(other) and (names_title(other, place) or names_title(place, other))
                for other in texts)
 
 

@@ -257,6 +257,13 @@ def test_a_name_grounds_only_on_a_page_tied_to_what_the_question_names():
     assert ground(question, "Stephen King", None, film, hops).level == ON_PAGE
     assert ground(question, "Stephen King", None, film + [("Leland, North Carolina", 1)], hops).level == GROUNDED
     assert ground(question, "Stephen King", None, film, hops, bridges=["Maximum Overdrive"]).level == GROUNDED
+    # the tie the other way: the song's page names the page that names the question's district
+    song = _Pages({"The Hukilau Song": '"The Hukilau Song" is a song written by Jack Owens after attending a luau in Laie.',
+                   "Laie, Hawaii": "Laie is a place in the Koolauloa District on the island of Oahu."})
+    question = "Who wrote a song after attending a luau in the Koolauloa District on the island of Oahu?"
+    cited = [("The Hukilau Song", 1), ("Laie, Hawaii", 1)]
+    assert ground(question, "Jack Owens", None, cited, song).level == GROUNDED
+    assert ground(question, "Jack Owens", None, cited[:1], song).level == ON_PAGE
 
 
 def test_an_operand_stated_as_the_answer_to_an_average_does_not_ground_but_the_calculation_does(corpus):
