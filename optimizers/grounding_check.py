@@ -90,7 +90,7 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
         if other := distractor(example.question, answer, on_gold_pages, rng):
             counts["distractor"][ground(example.question, other, None, pages, corpus).level] += 1
         elsewhere = "\n".join(corpus.page_text(*page) or "" for page in retrieved if page not in pages)
-        if (other := distractor(example.question, answer, elsewhere, rng, printed=on_gold_pages)):
+        if other := distractor(example.question, answer, elsewhere, rng, printed=on_gold_pages):
             counts["retrieved_distractor"][ground(example.question, other, None, retrieved, corpus).level] += 1
     result: dict = {"dataset": dataset, "split": split_name, "n": sum(counts["gold"].values()),
                     "distractor_n": sum(counts["distractor"].values())}

@@ -322,9 +322,10 @@ def _count_unit(question: str) -> str:
 
 
 def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], bridged: set[str]) -> Grounding:
-    """A text value: the words the answer adds to the question, printed together on a cited page, in the
-    sentence of that page that names most of what the question, or a bridge to it, names (with the page's
-    title: "Maximum Overdrive" names the film a bridge reached); not a fuller name of what the question
+    """A text value: the words the answer adds to the question, printed together on a cited page about
+    what the question names (`_about`), in the sentence of that page that names most of what the question,
+    or a bridge to it, names (with the page's title: "Maximum Overdrive" names the film a bridge reached);
+    not a company's legal form, nor a fuller name of what the question
     names, of all its words or two of them ("Audrey Mae Sheppard Williams" for "Who was Audrey Williams
     pregnant with?", "Direct Action Committee" for a question about "Act of War; Direct Action")."""
     asked = stems(question)
@@ -348,9 +349,11 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
         subjects = []
     for place, text in texts.items():
         if not _about(place, texts, subjects, bridged):
-            if phrase.search(text) and result.level == UNSUPPORTED:
-                result.level, result.pages[place] = ON_PAGE, ON_PAGE
-                result.reason = f"{' '.join(core)!r} is printed on {place[0]}, which no cited page ties to what the question names"
+            if phrase.search(text):
+                result.pages[place] = ON_PAGE
+                if result.level == UNSUPPORTED:
+                    result.level = ON_PAGE
+                    result.reason = f"{' '.join(core)!r} is printed on {place[0]}, which no cited page ties to what the question names"
             continue
         sentences = _SENTENCE.split(text)
         about = [(stems(sentence) | stems(place[0])) & asked for sentence in sentences]

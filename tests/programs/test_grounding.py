@@ -245,7 +245,8 @@ def test_a_name_grounds_only_on_a_page_tied_to_what_the_question_names():
                     "Charles Andrews": "Charles Andrews is an American football coach."})
     question = "Charles Andrews graduated from what college preparatory boys' school?"
     school = [("Worksop College Preparatory School", 1)]
-    assert ground(question, "Worksop College Preparatory School", None, school, pages).level == ON_PAGE
+    grounding = ground(question, "Worksop College Preparatory School", None, school, pages)
+    assert grounding.level == ON_PAGE and grounding.pages == {school[0]: ON_PAGE}
     assert ground(question, "Worksop College Preparatory School", None, school + [("Charles Andrews", 1)],
                   pages).level == ON_PAGE  # his page is cited, but names no school
     pages.texts["Charles Andrews"] = "Charles Andrews was a pupil at Worksop College Preparatory School."
