@@ -347,8 +347,9 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     subjects = [name for name in (stems(name) - GENERIC for name in names(question)) if name]  # not "the Company"
     if any(name <= stems(answer) for name in subjects):  # the answer is a thing the question names
         subjects = []
+    subject_pages = _about(texts, subjects, bridged)
     for place, text in texts.items():
-        if not _about(place, texts, subjects, bridged):
+        if place not in subject_pages:
             if phrase.search(text):
                 result.pages[place] = ON_PAGE
                 if result.level == UNSUPPORTED:
@@ -370,22 +371,22 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     return result
 
 
-def _about(place: tuple[str, int], texts: dict[tuple[str, int], str], subjects: list[set[str]], bridged: set[str]) -> bool:
-    """The page is about what the question names: it (with its title) names one of the question's names
-    (`subjects`, each name's stems) or a bridge, or it is tied to another cited page that names one, one
+def _about(texts: dict[tuple[str, int], str], subjects: list[set[str]], bridged: set[str]) -> set[tuple[str, int]]:
+    """The cited pages about what the question names: those that (with their titles) name one of the
+    question's names (`subjects`, each name's stems) or a bridge, and those tied to one of these, one
     naming the other's title (the town's page names "Maximum Overdrive", the song's page names "Laie");
-    a question naming nothing asks of no page."""
-    def names_subject(place: tuple[str, int]) -> bool:
-        words = stems(texts[place]) | stems(place[0])
-        return any(name <= words for name in subjects) or bool(bridged & words)
+    every page when the question names nothing."""
+    if not subjects:
+        return set(texts)
+    words = {place: stems(text) | stems(place[0]) for place, text in texts.items()}
+    naming = {place for place in texts if any(name <= words[place] for name in subjects) or bridged & words[place]}
+    titles = {place: names(text) for place, text in texts.items()}
 
     def names_title(place: tuple[str, int], other: tuple[str, int]) -> bool:
-        return any(linked(name, other[0]) for name in names(texts[place]))
+        return any(linked(name, other[0]) for name in titles[place])
 
-    if not subjects or names_subject(place):
-        return True
-    return any(other != place and names_subject(other) and (names_title(other, place) or names_title(place, other))
-               for other in texts)
+    return naming | {place for place in texts
+                     if any(other != place and (names_title(other, place) or names_title(place, other)) for other in naming)}
 
 
 def _ground_claim(question: str, texts: dict[tuple[str, int], str], corpus) -> Grounding:

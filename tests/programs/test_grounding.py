@@ -257,6 +257,7 @@ def test_a_name_grounds_only_on_a_page_tied_to_what_the_question_names():
     question, film = "Who directed the film that was shot in or around Leland, North Carolina in 1986?", [("Maximum Overdrive", 1)]
     assert ground(question, "Stephen King", None, film, hops).level == ON_PAGE
     assert ground(question, "Stephen King", None, film + [("Leland, North Carolina", 1)], hops).level == GROUNDED
+    assert ground(question, "Stephen King", None, [("Leland, North Carolina", 1)] + film, hops).level == GROUNDED  # cited second
     assert ground(question, "Stephen King", None, film, hops, bridges=["Maximum Overdrive"]).level == GROUNDED
     # the tie the other way: the song's page names the page that names the question's district
     song = _Pages({"The Hukilau Song": '"The Hukilau Song" is a song written by Jack Owens after attending a luau in Laie.',
