@@ -301,7 +301,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             out = self.read(question=state.question, passages=passages,
                             **({"demos": same_operations(self.read.predict.demos, state.question)} if repair else {}))
             calculation = out.calculation.expression
-            read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources), repair=repair)
+            read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources), yes_no=repair)
             reason = out.missing.strip() or read.problem
             step.update(calculation=calculation, answer=read.answer, sources=list(out.sources))
         except Exception as error:

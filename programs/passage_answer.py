@@ -10,8 +10,7 @@ cites first, then the others it read), on that passage's page:
 - a text answer printed in a passage is a finding; one that is not (a yes/no, a paraphrase) cites the
   passages it names, whole, as the one-call baseline does.
 An answer that only restates the question, or copies more than COPIED_WORDS words of a passage instead
-of answering, does not stand (its `problem` says so). With the small-model repairs, an answer written as a
-sentence is cut to the words that fill the question's gap (`gap_value`), when a passage read prints them.
+of answering, does not stand (its `problem` says so).
 `problem` says why the read cannot stand as an answer ("" when it can). Only value findings (never a
 whole passage) are kept for the later steps of the loop, which never see raw text.
 """
@@ -20,7 +19,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ferret.corpus.hops import STOPWORDS
 from ferret.corpus.numbers import YEAR, number_spans, numbers_in
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                         may_ask_calculation)
@@ -34,12 +32,6 @@ _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 _FUNCTION_WORDS = {"the", "and", "for", "are", "was", "were", "does", "did", "has", "have", "had", "can", "could",
                    "will", "would", "should", "shall", "may", "might", "with", "from", "that", "this", "its", "than"}
-GAP_ANCHOR_WORDS = 3  # at most this many of the question's words before its "what" are looked for in the answer
-GAP_VALUE_WORDS = 6  # a gap's filler longer than this is a clause, not a value
-_GAP = re.compile(r"\b(?:what|which|who|whom|where)\b((?:\s+(?!(?:is|was|are|were|do|does|did|has|have|had)\b)[a-z-]+){0,2})",
-                  re.IGNORECASE)  # the asked word and up to two words of what it asks for ("which Canadian actress")
-_PHRASE_END = r"\s*[,;:.!?()\[\]]|\s(?:that|which|who|whose|where|when|while|but|because|as|for|since|after|before|during|with)\b"
-_QUOTED = re.compile(r"^(?:[\w-]+\s+){0,2}[\"“]([^\"”]+)[\"”]")  # a title in quotes at the gap ("the sitcom "Mad About You"")
 _YES_NO = re.compile(r"(?:^|[.?!]\s+)(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|"
                      r"shall|may|might)\b(?:(?!\bor\b)[^?!])*\?", re.IGNORECASE)
 
@@ -77,40 +69,6 @@ def yes_or_no(question: str, answer: str) -> str:
     return "No" if _NEGATION.search(stated) else "Yes"
 
 
-def gap_value(question: str, answer: str) -> str:
-    """The words of `answer` that fill the gap the question's last "what", "which", "who", "whom" or
-    "where" leaves after the words before it: up to GAP_ANCHOR_WORDS of those words, one of them a
-    content word of letters, printed in the answer, and the phrase that follows them there, to a punctuation mark or
-    a word that starts a clause ("... depictions of what?" in "... depictions of urban landscapes that
-    are ..." → "urban landscapes"), or the title in quotes it begins with; a leading article or
-    preposition aside ("released in 1998" → "1998"), not cut at "and" when the question asks for several
-    things ("What actresses ...?"). "" when the answer prints no such words, or the phrase has more than
-    GAP_VALUE_WORDS words."""
-    gap = None
-    for gap in _GAP.finditer(question):
-        pass
-    if gap is None or not question[:gap.start()].strip():
-        return ""  # a question that starts with its "what" leaves no words before the gap to look for
-    before = re.findall(r"[\w'’-]+", question[:gap.start()])
-    for size in range(min(GAP_ANCHOR_WORDS, len(before)), 0, -1):
-        anchor = before[-size:]
-        if not any(word.isalpha() and word.lower() not in STOPWORDS for word in anchor):
-            continue  # not "In 2019, what ...": a year is printed beside every value of its column
-        found = re.search(r"(?<!\w)" + r"\W+".join(map(re.escape, anchor)) + r"\s+", answer, re.IGNORECASE)
-        if found is None:
-            continue
-        rest = answer[found.end():]
-        if quoted := _QUOTED.match(rest):
-            return quoted.group(1).strip()
-        several = gap.group(1).strip().lower().endswith("s") and not gap.group(1).strip().lower().endswith("ss")
-        end = re.search(_PHRASE_END if several else _PHRASE_END + r"|\sand\b", rest, re.IGNORECASE)
-        words = rest[:end.start() if end else len(rest)].split()
-        while words and words[0].lower() in STOPWORDS:
-            words.pop(0)
-        return " ".join(words) if len(words) <= GAP_VALUE_WORDS else ""
-    return ""
-
-
 def restates(question: str, answer: str) -> bool:
     """The answer adds nothing to the question: no word and no number the question does not hold
     ("The band f(x) performed in both Welcome to the Show and the band f(x)")."""
@@ -123,25 +81,19 @@ def _words(text: str) -> set[str]:
 
 
 def answer_from_passages(question: str, hits: list[dict], calculation: str, answer: str,
-                         sources: list[int], repair: bool = True) -> PassageAnswer:
+                         sources: list[int], yes_no: bool = True) -> PassageAnswer:
     """The answer a read of `hits` (numbered from 1) gives, with the findings it rests on. The
     calculation is used when the question asks for one (`asks_calculation`), or may ask for one
-    (`may_ask_calculation`) and the answer is not printed; else the answer. With `repair` (the
-    small-model repairs, `programs.repairs`), an answer written as a sentence is cut to its `gap_value`
-    when a passage read prints it and it adds to the question ("Jeffrey Smart's depictions of urban
-    landscapes that ..." → "urban landscapes" for "... known for his depictions of what?"), and one
-    to a yes/no question begins with its `yes_or_no` ("Yes. Adobe has an improving ...")."""
+    (`may_ask_calculation`) and the answer is not printed; else the answer, which to a yes/no
+    question begins with its `yes_or_no` ("Yes. Adobe has an improving ...") when `yes_no` (a
+    small-model repair, `programs.repairs`)."""
     cited = [hits[n - 1] for n in dict.fromkeys(sources) if 1 <= n <= len(hits)]
     read = cited + [hit for hit in hits if hit not in cited]
     calculated = is_calculation(calculation)
     if calculated and asks_calculation(question):
         return _computed(question, calculation, read)
-    answer = answer.strip()
-    if repair and (value := gap_value(question, answer)) and value != answer and not restates(question, value) \
-            and (numbers_in(value) or _quoted_text(value, read)):
-        answer = value
-    stated = _stated(answer, read, cited)
-    if repair and (verdict := yes_or_no(question, stated.answer)) and not re.match(r"(?:yes|no)\b", stated.answer, re.IGNORECASE):
+    stated = _stated(answer.strip(), read, cited)
+    if yes_no and (verdict := yes_or_no(question, stated.answer)) and not re.match(r"(?:yes|no)\b", stated.answer, re.IGNORECASE):
         stated.answer = f"{verdict}. {stated.answer}"
     if not stated.problem and restates(question, stated.answer):
         stated.problem = "the answer only restates the question"

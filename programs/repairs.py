@@ -8,8 +8,6 @@ program is told (`repairs=True` or `False` from Python, `--repairs on|off` on th
   for one, and a question ending "in total" asks for a sum whatever the Router read;
 - the yes/no prefix (`passage_answer.yes_or_no`): a read's answer that states a yes/no question's claim
   begins with its "Yes" or "No";
-- the gap value (`passage_answer.gap_value`): a read's answer written as a sentence is cut to the words
-  that fill the question's gap, when a passage read prints them;
 - demos by operation (`iterative.same_operations`): the read is shown only the demos whose question
   names the same operations as the question asked;
 - follow-ups (`conversation.is_new_topic`, `conversation.keeps_turn`): a turn that refers back ("its",

@@ -5,8 +5,7 @@ import pytest
 
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                         may_ask_calculation, operations)
-from ferret.programs.passage_answer import (COPIED_WORDS, answer_from_passages, asks_yes_no, gap_value, restates,
-                                            yes_or_no)
+from ferret.programs.passage_answer import COPIED_WORDS, answer_from_passages, asks_yes_no, restates, yes_or_no
 
 TABLE = {"doc_id": "ctx", "page": 1, "section": "Sales", "node_id": "seg:1", "score": 1.0,
          "text": "Years Ended September 30, 2019 2018 2017\nFixed Price $ 1,452.4 $ 1,146.2\nOther 44.1 56.7 70.8\n"
@@ -144,38 +143,3 @@ def test_an_answer_that_restates_the_question_or_copies_a_passage_does_not_stand
     read = answer_from_passages("Who bought most?", [{**NOTE, "text": with_numbers}], "", with_numbers, [1])
     assert read.problem == "the answer copies a passage instead of answering"
     assert answer_from_passages("Who bought most?", [NOTE], "", "the U.S. government", [1]).problem == ""
-
-
-@pytest.mark.parametrize("question, answer, value", [
-    ("A painter known for his precisionist depictions of what?",
-     "Jeffrey Smart's depictions of urban landscapes that are full of private jokes.", "urban landscapes"),
-    ("A film featuring an actress who starred in what for seven years?",
-     'Helen Hunt: She starred in the sitcom "Mad About You" for seven years.', "Mad About You"),  # the title in quotes
-    ("How to Eat, released in which year, is a cookery book?", "The book was released in 1998. It sold well.", "1998"),
-    ("Charles Andrews graduated from what school?", "Charles Andrews graduated from Hebron Academy and Bowdoin.",
-     "Hebron Academy"),
-    ("The duo's scandal involved which actresses?", "The scandal involved Gillian Chung and Cecilia Cheung.",
-     "Gillian Chung and Cecilia Cheung"),  # several asked for: not cut at "and"
-    ("What is the capital of France?", "Paris is the capital of France.", ""),  # nothing before the gap
-    ("A painter known for his depictions of what?", "He painted cities.", ""),  # the words before it are not printed
-    ("A painter known for his depictions of what?",
-     "His depictions of the old quiet harbour towns of the southern coast of Italy were famous.", ""),  # a clause
-])
-def test_the_gap_value_is_the_phrase_of_the_answer_after_the_words_before_the_questions_what(question, answer, value):
-    assert gap_value(question, answer) == value
-
-
-def test_a_sentence_answer_is_cut_to_its_gap_value_with_the_repair_when_a_passage_prints_it():
-    passage = {**NOTE, "text": "Jeffrey Smart was known for his precisionist depictions of urban landscapes."}
-    question = "A speaker was a painter known for his precisionist depictions of what?"
-    sentence = "Jeffrey Smart's depictions of urban landscapes that are full of jokes."
-    read = answer_from_passages(question, [passage], "", sentence, [1])
-    assert read.answer == "urban landscapes" and [f.value for f in read.findings] == ["urban landscapes"]
-    assert answer_from_passages(question, [passage], "", sentence, [1], repair=False).answer == sentence
-    unprinted = answer_from_passages(question, [NOTE], "", sentence, [1])  # no passage prints the value
-    assert unprinted.answer == sentence
-    question = "Charles Andrews graduated from what school in Maine?"
-    assert gap_value(question, "He graduated from school in Maine.") == "school in Maine"
-    restated = answer_from_passages(question, [{**NOTE, "text": "He graduated from school in Maine."}], "",
-                                    "He graduated from school in Maine.", [1])
-    assert restated.answer == "He graduated from school in Maine."  # the gap's words add nothing to the question

@@ -66,15 +66,6 @@ def test_the_yes_no_prefix_is_a_repair(small_corpus, repairs, answer):
     assert read["answer"] == answer
 
 
-@pytest.mark.parametrize("repairs, answer", [(True, "customer"), (False, CLAIM)])
-def test_the_gap_value_is_a_repair(small_corpus, repairs, answer):
-    program = IterativeRetriever(small_corpus, max_iterations=1, repairs=repairs, accept="on_page")
-    result, _ = run(program, {"read": READ_CLAIM}, "Revenue is recognised when control of the goods passes to whom?",
-                    doc_id="report")
-    read = next(step for step in result.trajectory if step["step"] == "read")
-    assert read["answer"] == answer
-
-
 def test_the_read_sees_every_demo_without_the_repairs(small_corpus):
     demos = [dspy.Example(question=question, passages=["[1] page 1 (Sales): Sales 680 774"], reasoning="r",
                           calculation={"expression": expression}, answer=value, sources=[1], missing="", augmented=True)
