@@ -323,7 +323,7 @@ def _count_unit(question: str) -> str:
 
 def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], bridged: set[str]) -> Grounding:
     """A text value: the words the answer adds to the question, printed together on a cited page about
-    what the question names (`_about`), in the sentence of that page that names most of what the question,
+    what the question names (`_subject_pages`), in the sentence of that page that names most of what the question,
     or a bridge to it, names (with the page's title: "Maximum Overdrive" names the film a bridge reached);
     not a company's legal form, nor a fuller name of what the question
     names, of all its words or two of them ("Audrey Mae Sheppard Williams" for "Who was Audrey Williams
@@ -347,7 +347,7 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     subjects = [name for name in (stems(name) - GENERIC for name in names(question)) if name]  # not "the Company"
     if any(name <= stems(answer) for name in subjects):  # the answer is a thing the question names
         subjects = []
-    subject_pages = _about(texts, subjects, bridged)
+    subject_pages = _subject_pages(texts, subjects, bridged)
     for place, text in texts.items():
         if place not in subject_pages:
             if phrase.search(text):
@@ -356,8 +356,8 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
                     result.level = ON_PAGE
                     result.reason = f"{' '.join(core)!r} is printed on {place[0]}, which no cited page ties to what the question names"
             continue
-        sentences = _SENTENCE.split(text)
-        about = [(stems(sentence) | stems(place[0])) & asked for sentence in sentences]
+        sentences, title = _SENTENCE.split(text), stems(place[0])
+        about = [(stems(sentence) | title) & asked for sentence in sentences]
         top = max(map(len, about), default=0)
         for sentence, named in zip(sentences, about):
             if phrase.search(sentence):
@@ -371,7 +371,7 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     return result
 
 
-def _about(texts: dict[tuple[str, int], str], subjects: list[set[str]], bridged: set[str]) -> set[tuple[str, int]]:
+def _subject_pages(texts: dict[tuple[str, int], str], subjects: list[set[str]], bridged: set[str]) -> set[tuple[str, int]]:
     """The cited pages about what the question names: those that (with their titles) name one of the
     question's names (`subjects`, each name's stems) or a bridge, and those tied to one of these, one
     naming the other's title (the town's page names "Maximum Overdrive", the song's page names "Laie");
