@@ -34,7 +34,10 @@ question → Router (intent, search terms, subqueries, route)
 → Rerank of all evidence → citations verified against the stored pages.
 
 LM calls that cannot change the outcome are not made. A rung whose search finds nothing (the label
-search of a corpus without annotations) is a failure recorded in code, with no extraction. Synthesis runs after a step that kept new
+search of a corpus without annotations) is a failure recorded in code, with no extraction; so is a
+passage search whose every passage an earlier step already read (on the three dev sets, the
+extractions after the reads turned no question into a right answer, and most of what they read, the
+reads had read: docs/benchmarks.md). Synthesis runs after a step that kept new
 findings (it already judged the older ones), and once more at the end with `last_chance`
 (answer or fail) when findings exist but no answer came yet. With no kept finding at all it
 could only say "needs", so the loop goes on without it and ends with "fail" and the recorded
@@ -81,6 +84,8 @@ READ_ROWS = 2  # table rows the question names, read by the first rung beside it
 STEPS = ("route", "read", "confirm", "extract", "evaluate", "synthesize", "plan", "rerank")
 SECTIONS_NOT_SHOWN = "(not shown: read the results)"
 SUMMARY_SENTENCES = 2  # of the chosen chunk's summary, read beside its passages on the long_text route
+REREAD_SKIPPED = ("hybrid", "semantic")  # passage searches not read again when an earlier step read every
+# passage they found (the neighbors rung reads a read passage's whole section; a select rung picks its own)
 
 
 def load_corpus(corpus: Corpus | str | Path) -> Corpus:
@@ -290,6 +295,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
     def _read(self, state: "_Run", policy: Policy, hits: list[dict], rung: str) -> dict | None:
         """One typed read of `hits` (the first rung's, or the hops rung's) and the question's table rows, settled (`_settle`)."""
         state.show(hits)
+        state.read_ids |= {hit["node_id"] for hit in hits}
         hits = hits + self._question_rows(state)
         step = {"rung": rung, "strategy": f"{rung}: {self._read_strategy(state).describe()}", "results": len(hits)}
         # inside one document its id is noise (a TAT-QA uuid's digits were copied as a value)
@@ -382,10 +388,15 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         results, anchors, places = self._search(state, item, strategy)
         state.rung = strategy.method
         step = {"item": item, "strategy": strategy.describe(), "results": len(anchors)}
+        unread = {node for node, _ in anchors} - state.read_ids
         if not anchors and strategy.method != "select":  # nothing to read: an extraction could only make values up
             findings, sections, step["lm_call"] = [], [], False
             reason = results if results.startswith("The search failed") else "the search found nothing"
+        elif not unread and strategy.method in REREAD_SKIPPED:
+            findings, sections, step["lm_call"] = [], [], False
+            reason = "an earlier step read every passage it found"
         else:
+            state.read_ids |= unread
             findings, reason, sections = self._extraction(state, item, strategy, results, places, step)
         answered, resolved = False, []
         if findings:
@@ -640,6 +651,7 @@ class _Run:
         self.rows: list[dict] = []  # every annotation a structured answer read (for export)
         self.derived: list[float] = []  # numbers computed in code from the findings (counts, sums)
         self.read_hits: list[dict] = []  # the passages read (the hops rung's first): the ranked evidence starts with them
+        self.read_ids: set[str] = set()  # every passage an LM step was shown (node id)
         self.computation = ""  # the calculation an answer's number was computed by
         self.grounding: Grounding | None = None  # the answering read's
         self.candidate: tuple[str, Grounding] | None = None  # the best read answer not grounded enough: shown unconfirmed

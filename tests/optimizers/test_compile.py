@@ -215,9 +215,16 @@ def test_bootstrapped_demos_keep_only_the_steps_that_did_their_job(scripted, tmp
     """Each question's first Extraction fails and the second finds the value, so every correct run has a
     failed step (DSPy keeps one Extraction step per run, picked at random); the scripted Router reads no
     term of the question. The compiled Extraction learns from the steps that found values only, and the
-    Router keeps its worked readings."""
+    Router keeps its worked readings. (In these small documents the semantic search finds only passages
+    the read read, so the second Extraction is the select rung's, after its agent read the section.)"""
     qa, corpus, lm, engine = scripted
     tried: set[str] = set()
+    sections = {"report": "Segment Results", "inv1": "Receipt INV-1"}
+
+    def read_the_section(inputs):
+        doc_id = BY_QUESTION[inputs["question"]][1]
+        return {"next_thought": "It is in this section.", "next_tool_name": "fetch_section",
+                "next_tool_args": {"doc_id": doc_id, "section": sections[doc_id]}}
 
     def extract_on_second_try(inputs):
         if inputs["question"] in tried:
@@ -226,6 +233,7 @@ def test_bootstrapped_demos_keep_only_the_steps_that_did_their_job(scripted, tmp
         return {"findings": [], "sections_searched": ["Segments"], "failure_reason": "The results do not hold it."}
 
     engine.script["extract"] = [extract_on_second_try]
+    engine.script["act"] = [read_the_section]
     engine.script["synthesize"] = [lambda inputs: synthesize(inputs, LESSON)]  # every run that finds is correct
     # the real budget (the fixture swapped in TINY): two bootstrapped demos, so the third train question
     # is one DSPy could show as a labeled demo
