@@ -31,13 +31,15 @@ question → Router (intent, search terms, subqueries, route)
       answer the item a FailedSearch is recorded too (a part of a multi-hop answer, such as the
       bridge entity, is kept rather than thrown away with the failure)
     → Synthesis over findings and failures only (never raw text): answer | needs | clarify | fail
-→ Rerank of all evidence → citations verified against the stored pages.
+→ Rerank of the evidence after the first rung's passages → citations verified against the stored pages.
 
 LM calls that cannot change the outcome are not made. A rung whose search finds nothing (the label
 search of a corpus without annotations) is a failure recorded in code, with no extraction; so is a
 passage search whose every passage an earlier step already read (on the three dev sets, the
 extractions after the reads turned no question into a right answer, and most of what they read, the
-reads had read: docs/benchmarks.md). Synthesis runs after a step that kept new
+reads had read: docs/benchmarks.md). Rerank runs only when its order can change the top `read_k` places
+(distinct pages) of the evidence: the first rung's passages fill fewer, and the findings bring at least
+two pages they do not. Synthesis runs after a step that kept new
 findings (it already judged the older ones), and once more at the end with `last_chance`
 (answer or fail) when findings exist but no answer came yet. With no kept finding at all it
 could only say "needs", so the loop goes on without it and ends with "fail" and the recorded
@@ -565,8 +567,11 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         return synthesis
 
     def _rerank(self, state: "_Run") -> list[Finding]:
+        """The findings in the Rerank's order, when it can change the evidence's top `read_k` pages (module
+        docstring); else as they were found. Rows a structured query selected keep its order."""
         findings = state.findings[:MAX_EVIDENCE]
-        if len(findings) < 2 or state.rows:  # rows a structured query selected keep its order
+        read = {(hit["doc_id"], hit["page"]) for hit in state.read_hits}
+        if state.rows or len(read) >= self.read_k or len({(f.doc_id, f.page) for f in findings} - read) < 2:
             return findings
         try:
             ranking = self.rerank(question=state.question, evidence=_numbered(findings)).ranking

@@ -8,8 +8,9 @@ import json
 import dspy
 import pytest
 
-from ferret.programs.iterative import IterativeRetriever
+from ferret.programs.iterative import IterativeRetriever, _Run
 from ferret.programs.strategy import ladder
+from ferret.signatures.types import Finding
 from tests.fakes import ScriptedEngine, scripted_lm
 
 TOTAL = {"label": "Total revenue 2023", "value": "3,650", "doc_id": "report", "page": 1,
@@ -154,8 +155,9 @@ def test_findings_the_evaluator_calls_valid_are_kept_when_they_do_not_answer_the
     assert not first["succeeded"] and [f["value"] for f in first["findings"]] == ["1,250"]
     assert result.failed_searches[1]["reason"] == "only the Consumer part"
     assert second["item"] == NEEDS["need"] and second["succeeded"]
+    # no Rerank: both findings are on the page the read read, so their order cannot change the evidence's pages
     assert engine.steps() == ["route", "read", "extract", "evaluate", "plan", "synthesize", "extract", "evaluate",
-                              "synthesize", "rerank"]
+                              "synthesize"]
     assert inputs_of(engine, "synthesize")[0]["findings"].startswith('["[1] Consumer 2023: 1,250 (report p. 1)')
     assert result.status == "answer" and result.citations_verified and len(result.citations) == 2
     result, engine = run(small_corpus, {"extract": consumer, "evaluate": {**part, "valid_findings": []}},
@@ -342,15 +344,23 @@ def test_what_a_small_model_writes_in_routes_and_findings_is_bounded_by_the_resp
     assert extract["Finding"]["properties"]["context"]["maxLength"] == 120
 
 
-def test_rerank_orders_the_evidence(small_corpus):
-    consumer = {**TOTAL, "label": "Consumer 2023", "value": "1,250"}
-    both = {**FOUND, "findings": [TOTAL, consumer]}
-    accept_both = {**ACCEPT, "valid_findings": [1, 2]}
-    result, _ = run(small_corpus, {"extract": both, "evaluate": accept_both, "synthesize": ANSWER,
-                                   "rerank": {"ranking": [2, 1]}})
-    read = [(e["doc_id"], e["page"]) for e in result.evidence if not e["label"]]
-    assert read and result.evidence[:len(read)] == [e for e in result.evidence if not e["label"]]  # the first rung's first
-    assert [e["label"] for e in result.evidence if e["label"]] == ["Consumer 2023", "Total revenue 2023"]
+def test_rerank_orders_the_findings_only_when_their_order_can_change_the_top_pages(small_corpus):
+    """The evidence is the read's passages, then the findings: the Rerank is called when the read's pages
+    leave places in the top `read_k` and the findings bring at least two pages the read did not."""
+    found = [Finding(label=doc, value=value, doc_id=doc, page=1)
+             for doc, value in [("report", "3,650"), ("inv1", "480.00"), ("inv2", "260.00")]]
+
+    def rerank(read_pages, read_k):
+        state = _Run("What did the tires cost?", None, None)
+        state.read_hits, state.findings = [{"doc_id": doc, "page": 1} for doc in read_pages], list(found)
+        lm, engine = scripted_lm({"rerank": {"ranking": [3, 2]}})
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            ranked = IterativeRetriever(small_corpus, read_k=read_k)._rerank(state)
+        return [f.doc_id for f in ranked], engine.steps()
+
+    assert rerank(["report"], 2) == (["inv2", "inv1", "report"], ["rerank"])  # which new page takes the free place
+    assert rerank(["report", "inv1"], 2) == (["report", "inv1", "inv2"], [])  # the read's pages fill the top 2
+    assert rerank(["report", "inv1"], 5) == (["report", "inv1", "inv2"], [])  # one new page is in the top 5 anyway
 
 
 def test_saves_and_loads_as_json_without_pickling_the_lm(small_corpus, tmp_path):
