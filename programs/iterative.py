@@ -656,7 +656,7 @@ class _Run:
         self.rows: list[dict] = []  # every annotation a structured answer read (for export)
         self.derived: list[float] = []  # numbers computed in code from the findings (counts, sums)
         self.read_hits: list[dict] = []  # the passages read (the hops rung's first): the ranked evidence starts with them
-        self.read_ids: set[str] = set()  # every passage an LM step was shown (node id)
+        self.read_ids: set[str] = set()  # node ids of the results LM steps were shown (reads' passages, extractions' results)
         self.computation = ""  # the calculation an answer's number was computed by
         self.grounding: Grounding | None = None  # the answering read's
         self.candidate: tuple[str, Grounding] | None = None  # the best read answer not grounded enough: shown unconfirmed
