@@ -51,7 +51,7 @@ _DAY_MONTH = re.compile(r"\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)
 # A company's legal form adds nothing to its name ("Best Buy Co., Inc." to "Which Best Buy category ...?")
 _LEGAL_FORMS = {"co", "inc", "corp", "corporation", "incorporated", "plc", "ltd", "limited", "llc", "lp", "sa", "ag", "nv"}
 _UNITS = {"milli", "billi", "thous", "perce", "usd", "dolla", "respe", "eur", "euros"}  # with "and": a list of amounts
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
 _ASKS_YEAR = re.compile(r"\b(?:what|which)\s+(?:financial\s+|fiscal\s+)?years?\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
 _QUANTITY = r"how (?:much|many)|amount|percentage|percent|sum|average|difference|change|growth|ratio|rate|margin|cagr|dpo|turnover"
@@ -115,6 +115,11 @@ def numbers_only(answer: str) -> bool:
 def asks_reason(question: str) -> bool:
     """The question asks why or how, what drove or explains something, or for a description."""
     return bool(_ASKS_REASON.match(question))
+
+
+def asks_year(question: str) -> bool:
+    """The question asks for a year ("in what year", "when was")."""
+    return bool(_ASKS_YEAR.search(question))
 
 
 def asks_number(question: str) -> bool:
@@ -267,7 +272,7 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     if same:  # a cell, but not the question's: the text of its table row is no sentence to ground it
         return ON_PAGE, same[0][0][2], page
     metric = words - asked.subject or words  # a sentence names "liabilities", not only the "IMFT" every line is about
-    for sentence in _SENTENCE.split(text):
+    for sentence in SENTENCE.split(text):
         if stems(sentence) & metric and names_operation(asked.operation, sentence) \
                 and not (year and single and len(set(YEAR.findall(sentence))) > 1):  # a header's years
             for start, end, number in number_spans(sentence):
@@ -356,7 +361,7 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
                     result.level = ON_PAGE
                     result.reason = f"{' '.join(core)!r} is printed on {place[0]}, which no cited page ties to what the question names"
             continue
-        sentences, title = _SENTENCE.split(text), stems(place[0])
+        sentences, title = SENTENCE.split(text), stems(place[0])
         about = [(stems(sentence) | title) & asked for sentence in sentences]
         top = max(map(len, about), default=0)
         for sentence, named in zip(sentences, about):
@@ -405,7 +410,7 @@ def _ground_claim(question: str, texts: dict[tuple[str, int], str], corpus) -> G
     result = Grounding(ON_PAGE, "no cited sentence or row names what the question judges")
     for place, text in texts.items():
         judged = claim - _name_stems(place[0])
-        lines = _SENTENCE.split(text) + [row["label"] for row in corpus.page_cells(*place)]
+        lines = SENTENCE.split(text) + [row["label"] for row in corpus.page_cells(*place)]
         if options and not any(linked(option, place[0]) for option in options):
             lines = [line for line in lines if any(name.search(line) for name in named)]
         if line := next((line for line in lines if judged and len(judged & stems(line)) * 2 >= len(judged)), None):

@@ -20,6 +20,10 @@ question → Router (intent, search terms, subqueries, route)
   of the passages of a multi-hop search in code, no LM (`corpus.hops.hop_search`: the question's top
   passages, then those of the bridge names they print and of each compared name), skipped when it
   finds no passage the first read did not read.
+  Before that read, the gap rung, no LM: the one name that fills the question's gap (where its
+  wh-word stands, between its own words: "graduated from what school?" and "... graduated from Hebron
+  Academy.") on the pages of the passages read and found, and grounds there, is the answer
+  (`programs.gap`); the 0.5B reader paraphrases such sentences, or answers with another of their names.
 → loop (the reads are the first of `max_iterations`):
     shopping item → the strategy's search (the item's words; for the question itself the label
     search of "annotations" uses the Router's entities and topic terms instead)
@@ -63,6 +67,7 @@ from ferret.corpus.hops import hop_needed, hop_search
 from ferret.corpus.tools import Corpus
 from ferret.programs.arithmetic import SUM_ASKED, operations
 from ferret.programs.confirm import confirmed
+from ferret.programs.gap import gap_answer
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
 from ferret.programs.passage_answer import PassageAnswer, answer_from_passages
 from ferret.programs.repairs import repairs_on, step_lm
@@ -184,7 +189,10 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         why = hop_needed(question)  # then the read waits for the hop: a one-hop read would answer from half the way
         if not why and (read := self._read(state, policy, *self._question_hits(state, decision.route))) is not None:
             return self._result(state, read, rerank=False)
-        if (hits := self._hop_hits(state, why)) and (read := self._read(state, policy, hits, "hops")) is not None:
+        hits = self._hop_hits(state, why)
+        if (gap := self._gap(state, policy, hits)) is not None:
+            return self._result(state, gap, rerank=False)
+        if hits and (read := self._read(state, policy, hits, "hops")) is not None:
             return self._result(state, read, rerank=False)
         subqueries = [q for q in decision.subqueries if _is_item(q)] if decision.intent in ("compute", "compare") else []
         items = deque(subqueries or [question])
@@ -293,6 +301,23 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                            "passages": [{"doc_id": h["doc_id"], "page": h["page"], "via": h["via"]} for h in hops.hits],
                            **({} if new else {"skipped": "no passage the first read did not read"})})
         return hops.hits if new else []
+
+    def _gap(self, state: "_Run", policy: Policy, hits: list[dict]) -> dict | None:
+        """The gap rung, no LM: the one name that fills the question's gap on the pages of the passages read
+        and of the hops rung's, and grounds there (`programs.gap`), settled as a read's answer; None, with
+        nothing recorded, when no name or several do."""
+        shown = {hit["node_id"] for hit in state.read_hits}
+        bridges = [hit["via"] for hit in hits if hit.get("via")]
+        found = gap_answer(state.question, state.read_hits + [hit for hit in hits if hit["node_id"] not in shown],
+                           self.corpus, list(dict.fromkeys(bridges)))
+        if found is None:
+            return None
+        state.show(hits)
+        page = {**found.hit, "text": self.corpus.page_text(found.hit["doc_id"], found.hit["page"]) or ""}
+        read = answer_from_passages(state.question, [page], "", found.answer, [1], yes_no=False)
+        step = {"rung": "gap", "strategy": "gap: the name that fills the question's gap on the pages read",
+                "results": len(state.read_hits), "answer": read.answer, "filled": found.filled, "lm_call": False}
+        return self._settle(state, policy, "gap", step, state.read_hits, read, read.problem)
 
     def _read(self, state: "_Run", policy: Policy, hits: list[dict], rung: str) -> dict | None:
         """One typed read of `hits` (the first rung's, or the hops rung's) and the question's table rows, settled (`_settle`)."""

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from ferret.corpus.tools import Corpus
 from ferret.cli import main
 from ferret.programs.baselines import OneShotRAG
-from ferret.programs.confirm import confirmed, fills_the_gap
+from ferret.programs.confirm import confirmed
+from ferret.programs.gap import fills_the_gap
 from ferret.programs.display import citation_mark, grounding_lines
 from ferret.programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, ground, numbers_only, settle
 from ferret.programs.lm import answering

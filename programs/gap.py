@@ -1,0 +1,156 @@
+"""The question's gap: where its wh-word stands, between its own words, and the phrase a page prints there.
+
+`fills_the_gap` tells whether a sentence prints a given answer there: "starred in what for seven years?"
+and 'She starred in the sitcom "Mad About You" for seven years'. On HotpotQA's 100 questions the gap is
+filled by 9 of the 59 gold answers that ground in code on their gold pages, and by none of the 42 wrong
+names that ground on the gold or the retrieved pages (`ferret eval --grounding`'s distractors). A text
+answer grounded in a sentence that fills the gap needs no model to confirm it (`programs.confirm`).
+
+`gap_answer` reads the answer itself, in code. "Charles Andrews graduated from what college preparatory
+boys' school?" has a gap after "graduated from"; a page that prints "He attended the district school and
+graduated from Hebron Academy." fills it with "Hebron Academy". `gap_phrases` finds such phrases in a
+sentence: after the two words before the question's wh-word (with up to TYPE_WORDS lowercase words
+between: "the sitcom"), a quoted title or a run of capitalised words (a name, a number), cut at a
+stopword, and kept only when `fills_the_gap` holds for it (lowercase phrases are not read: "Lilu is
+mentioned" does not answer "Lilu is what?"). `gap_answer`
+is the one phrase, among all those the pages fill the gap with, that grounds (`programs.grounding.ground`: on a page about what the question
+names, in its sentence that names most of the question); None when none or several do. The embedded
+0.5B model reads such sentences and answers with a paraphrase ("Jeffrey Smart's depictions of urban
+landscapes that are full ...") or another name of the passage; this reads the phrase itself, without an
+LM. Measured on HotpotQA (docs/benchmarks.md).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ferret.corpus.hops import STOPWORDS
+from ferret.corpus.numbers import YEAR, numbers_in
+from ferret.programs.grounding import GROUNDED, SENTENCE, Grounding, asks_number, asks_year, ground
+from ferret.programs.passage_answer import asks_yes_no
+
+WH_WORDS = {"what", "which", "who", "whom", "whose", "where", "when"}
+TYPE_WORDS = 2  # lowercase words the sentence may put between the question's words and the answer ("the sitcom")
+_CONNECTORS = r"of|the|de|van|von|la|le|du|and|&"  # inside a name: "Walt Disney Pictures", "House of Commons"
+_PHRASE = re.compile(rf"""["“](?P<quoted>[^"”]{{1,60}})["”]"""
+                     rf"""|(?P<name>[A-Z0-9][\w'’.&-]*(?:\s+(?:[A-Z0-9][\w'’.&-]*|{_CONNECTORS}))*)""")
+_ASKS_DATE = re.compile(r"\b(?:when|date|day|how many|how old|age)\b", re.IGNORECASE)
+_WORD = re.compile(r"\w+(?:['’]\w+)?")
+_AFTER = re.compile(r"""\s*["”’')\]]?\s*(?:$|[.,;:!?)]|([A-Za-z]+))""")  # what follows a phrase: an end, or a word
+_BEFORE = re.compile(r"""(?:^|[.,;:!?(]|([A-Za-z]+))\s*["“‘'(\[]?\s*$""")  # what precedes one: a start, or a word
+
+
+def fills_the_gap(question: str, sentence: str, answer: str) -> bool:
+    """Whether `sentence` prints the answer's words (from the first to the last the question does not
+    have) as a whole phrase where the question has its wh-word (its first word, else its last wh-word:
+    an earlier one is a relative pronoun): right after the two words before the wh-word, with up to
+    TYPE_WORDS lowercase words between, or right before two of the words after it. Those two words name
+    something (not both stopwords)."""
+    asked, gap = _question_gap(question)
+    answered = [word.lower() for word in _WORD.findall(answer)]
+    added = [i for i, word in enumerate(answered) if word not in asked]
+    if gap is None or not added:
+        return False
+    before, value = asked[max(gap - 2, 0):gap], answered[added[0]:added[-1] + 1]
+    spans = [(match.group().lower(), match.start(), match.end()) for match in _WORD.finditer(sentence)]
+    words = [word for word, _, _ in spans]
+    for start in (i for i in range(len(words) - len(value) + 1) if words[i:i + len(value)] == value):
+        end = start + len(value)
+        if not _phrase_edge(_AFTER.match(sentence, spans[end - 1][2])):
+            continue
+        for between in range(TYPE_WORDS + 1):
+            at = start - between
+            if (at >= 2 and _names(before) and words[at - 2:at] == before
+                    and all(sentence[first].islower() for _, first, _ in spans[at:start])):
+                return True
+        if _phrase_edge(_BEFORE.search(sentence, 0, spans[start][1])) and any(
+                _names(asked[after:after + 2]) and words[end:end + 2] == asked[after:after + 2]
+                for after in range(gap + 1, gap + 2 + TYPE_WORDS)):
+            return True
+    return False
+
+
+def _question_gap(question: str) -> tuple[list[str], int | None]:
+    """The question's words, lowercased, and the index of its gap: its first word when that is a wh-word,
+    else its last wh-word that follows no comma (an earlier one, or one after a comma, is a relative
+    pronoun: "Name the mother of X, who was ..."); None when it has none."""
+    spans = list(_WORD.finditer(question))
+    asked = [match.group().lower() for match in spans]
+    gaps = [i for i, word in enumerate(asked) if word in WH_WORDS
+            and (i == 0 or not question[:spans[i].start()].rstrip().endswith(","))]
+    return asked, (0 if gaps[0] == 0 else gaps[-1]) if gaps else None
+
+
+def _phrase_edge(match: re.Match | None) -> bool:
+    """A phrase's edge: punctuation or the sentence's edge, or a lowercase stopword ("for", "and")."""
+    return match is not None and (match.group(1) is None or match.group(1) in STOPWORDS)
+
+
+def _names(pair: list[str]) -> bool:
+    return len(pair) == 2 and any(word not in STOPWORDS for word in pair)
+
+
+@dataclass
+class GapAnswer:
+    answer: str
+    hit: dict  # the passage whose page fills the gap
+    grounding: Grounding
+    filled: list[str]  # every distinct phrase the pages filled the gap with
+
+
+def gap_phrases(question: str, sentence: str) -> list[str]:
+    """The phrases of `sentence` that fill the question's gap (module doc), in order."""
+    asked, gap = _question_gap(question)
+    if gap is None or gap < 2 or not _names(before := asked[gap - 2:gap]):
+        return []
+    spans = [(match.group().lower(), match.start()) for match in _WORD.finditer(sentence)]
+    found = []
+    for i in (i for i in range(len(spans) - 1) if [spans[i][0], spans[i + 1][0]] == before):
+        for between in range(TYPE_WORDS + 1):
+            at = i + 2 + between
+            if at >= len(spans) or (between and not sentence[spans[at - 1][1]].islower()):
+                break
+            start = spans[at][1] - (spans[at][1] > 0 and sentence[spans[at][1] - 1] in "\"“")
+            if (match := _PHRASE.match(sentence, start)) and (phrase := _trimmed(match)) \
+                    and fills_the_gap(question, sentence, phrase):
+                found.append(phrase)
+    return list(dict.fromkeys(found))
+
+
+def _trimmed(match: re.Match) -> str:
+    """The phrase without the stopwords it ends on; "" when it starts with one or holds no other word."""
+    words = (match["quoted"] or match["name"]).strip(" .,'’").split()
+    while words and words[-1].lower() in STOPWORDS:
+        words.pop()
+    return " ".join(words) if words and words[0].lower() not in STOPWORDS else ""
+
+
+def typed(question: str, phrase: str) -> bool:
+    """A phrase holds a number only when the question asks for a year, a date or a count: "February 27"
+    does not answer "which writer"."""
+    return not numbers_in(phrase) or bool(asks_year(question) or _ASKS_DATE.search(question)
+                                         or (YEAR.search(phrase) and asks_number(question)))
+
+
+def gap_answer(question: str, hits: Sequence[dict], corpus, bridges: Sequence[str] = ()) -> GapAnswer | None:
+    """The one phrase that fills the question's gap on the pages of `hits` and grounds there (module doc);
+    None when the question asks yes or no, or for an amount, or when no phrase or several ground."""
+    if asks_yes_no(question) or (asks_number(question) and not asks_year(question)):
+        return None
+    places = list(dict.fromkeys((hit["doc_id"], hit["page"]) for hit in hits))
+    first_hit = {}
+    for hit in hits:
+        first_hit.setdefault((hit["doc_id"], hit["page"]), hit)
+    filled: dict[str, tuple[str, dict]] = {}
+    for place in places:
+        for sentence in SENTENCE.split(corpus.page_text(*place) or ""):
+            for phrase in gap_phrases(question, sentence):
+                if typed(question, phrase):
+                    filled.setdefault(phrase.lower(), (phrase, first_hit[place]))
+    grounded = [(phrase, hit, grounding) for phrase, hit in filled.values()
+                if (grounding := ground(question, phrase, None, places, corpus, bridges=bridges)).level == GROUNDED]
+    if len(grounded) != 1:
+        return None
+    phrase, hit, grounding = grounded[0]
+    return GapAnswer(phrase, hit, grounding, [phrase for phrase, _ in filled.values()])
