@@ -486,6 +486,20 @@ def test_the_hops_rung_follows_a_first_read_that_did_not_answer(hop_corpus):
     assert engine.steps() == ["route", "read", "confirm"] and result.answered_by == "read"
 
 
+def test_the_gap_rung_reads_the_name_in_the_questions_gap_in_code_before_the_hops_read(hop_corpus):
+    """The first read paraphrases; the film's page prints the name where the question has its gap ("made by
+    whom?"): it is the answer, grounded and cited, with no second read and no confirmation."""
+    question = "Maximum Overdrive is a horror picture written and made by whom?"
+    paraphrase = {**KING, "answer": "A horror picture's writer and maker", "sources": [1]}
+    result, engine = run(hop_corpus, {"read": paraphrase}, question=question, doc_id=None, read_k=2)
+    assert engine.steps() == ["route", "read"]
+    gap = steps_of(result, "gap")[0]
+    assert gap["lm_call"] is False and gap["filled"] == ["Stephen King"] and gap["succeeded"]
+    assert result.status == "answer" and result.answer == "Stephen King" and result.answered_by == "gap"
+    assert result.grounding == "grounded" and result.citations_verified
+    assert result.citations[0]["doc_id"] == "Maximum Overdrive"
+
+
 def test_a_read_whose_name_the_model_does_not_confirm_goes_on_and_ends_unconfirmed(hop_corpus):
     script = {"read": {**KING, "sources": [1]}, "confirm": {"answers_question": False}}
     result, engine = run(hop_corpus, script, question="Who made Maximum Overdrive?", doc_id=None, read_k=2)

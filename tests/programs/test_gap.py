@@ -1,0 +1,82 @@
+"""The question's gap, and the name a page prints there (programs/gap.py)."""
+from __future__ import annotations
+
+from ferret.programs.gap import fills_the_gap, gap_answer, gap_phrases, typed
+
+SCHOOL = "He attended the district school and graduated from Hebron Academy."
+ANDREWS = "Charles Andrews graduated from what college preparatory boys' school?"
+
+
+class _Pages:
+    """A corpus of one-page documents, as `ground` reads a text answer: {doc_id: text}."""
+
+    def __init__(self, pages: dict[str, str]):
+        self.pages = pages
+
+    def page_text(self, doc_id: str, page: int) -> str:
+        return self.pages[doc_id]
+
+    def page_cells(self, doc_id: str, page: int) -> list[dict]:
+        return []
+
+
+def _hits(*doc_ids: str) -> list[dict]:
+    return [{"doc_id": doc_id, "page": 1, "node_id": doc_id, "text": ""} for doc_id in doc_ids]
+
+
+def test_the_gap_is_the_questions_wh_word_and_the_words_beside_it_name_something():
+    assert fills_the_gap(ANDREWS, SCHOOL, "Charles Andrews graduated from Hebron Academy.")  # the words the answer adds
+    assert not fills_the_gap("Charles Andrews graduated from what school?", SCHOOL, "Academy")
+    # "which" after a noun is a relative pronoun: the gap is the last wh-word, "who"
+    show = "The series revolves around Scaredy Squirrel and Dave's adventures."
+    assert not fills_the_gap('The show "Scaredy Squirrel" which was written by who?', show, "Dave's")
+    assert fills_the_gap("Thumb Wrestling Federation is on a network founded by who?",
+                         "It was founded by Betty Cohen and launched on October 1, 1992.", "Betty Cohen")
+    # two stopwords beside the gap name nothing: "in the" is everywhere
+    assert not fills_the_gap("She was born in the what?", "She was born in the Paris suburbs.", "Paris")
+    assert fills_the_gap("She was born in what?", "She was born in Paris.", "Paris")
+
+
+def test_the_phrase_in_the_gap_is_a_name_or_a_title_cut_at_a_stopword():
+    assert gap_phrases(ANDREWS, SCHOOL) == ["Hebron Academy"]
+    sitcom = 'She starred in the sitcom "Mad About You" for seven years, and played Carol Connelly in a film.'
+    assert gap_phrases("The film features an actress who starred in what for seven years?", sitcom) == ["Mad About You"]
+    earl = "Tostig Godwinson was an Anglo-Saxon Earl of Northumbria and brother of King Harold."
+    assert gap_phrases("He was an Anglo-Saxon Earl of which location?", earl) == ["Northumbria"]
+    assert gap_phrases("Both films were released by what label?",
+                       "It was released under the new Walt Disney Pictures label.") == []  # "released under", not "released by"
+
+
+def test_no_phrase_fills_a_relative_pronoun_or_a_lowercase_gap():
+    # after a comma, "who" opens a relative clause: the question asks nothing there
+    assert gap_phrases("Name the mother of Edward Stafford, who was the daughter of the English duke?",
+                       "Edward was the son of Henry, the daughter of the English duke Ursula Pole.") == []
+    assert gap_phrases("If Gallu is a demon Lilu is what?", "Lilu is mentioned in the Gilgamesh poem.") == []
+
+
+def test_a_phrase_holds_a_number_only_when_the_question_asks_for_a_year_a_date_or_a_count():
+    assert not typed("Between Iain Banks and Irwin Shaw, which writer has had a more diverse career?", "February 27")
+    assert typed("The Adelaide team was formed in what year?", "1993")
+    assert typed("Who directed the film?", "Stephen King")
+
+
+def test_the_answer_is_the_one_phrase_that_fills_the_gap_and_grounds():
+    pages = _Pages({"Charles Andrews": "Charles Andrews\nCharles Andrews was an American politician. " + SCHOOL,
+                    "Hebron Academy": "Hebron Academy\nHebron Academy is a college preparatory school in Maine."})
+    found = gap_answer(ANDREWS, _hits("Charles Andrews", "Hebron Academy"), pages)
+    assert found is not None and found.answer == "Hebron Academy" and found.hit["doc_id"] == "Charles Andrews"
+    assert found.grounding.level == "grounded" and found.filled == ["Hebron Academy"]
+
+
+def test_of_two_phrases_that_fill_the_gap_the_one_that_grounds_is_the_answer_and_two_that_ground_are_none():
+    # the sentence that names more of the question grounds its phrase; the other is only on the page
+    one = _Pages({"Charles Andrews": "Charles Andrews\n" + SCHOOL + " He also graduated from Fryeburg Academy."})
+    found = gap_answer(ANDREWS, _hits("Charles Andrews"), one)
+    assert found.answer == "Hebron Academy" and found.filled == ["Hebron Academy", "Fryeburg Academy"]
+    both = _Pages({"Charles Andrews": "Charles Andrews\nHe attended the district school, graduated from Hebron "
+                                      "Academy and graduated from Fryeburg Academy."})
+    assert gap_answer(ANDREWS, _hits("Charles Andrews"), both) is None
+    # the page that fills the gap is not about what the question names: the name is only on that page
+    elsewhere = _Pages({"Ann Smith": "Ann Smith\nAnn Smith graduated from Hebron Academy."})
+    assert gap_answer(ANDREWS, _hits("Ann Smith"), elsewhere) is None
+    assert gap_answer("Did Charles Andrews graduate from what school?", _hits("Ann Smith"), elsewhere) is None
