@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ferret.corpus.hops import STOPWORDS
 from ferret.corpus.numbers import YEAR, numbers_in
-from ferret.programs.grounding import GROUNDED, SENTENCE, Grounding, asks_number, asks_year, ground
+from ferret.programs.grounding import GROUNDED, SENTENCE, Grounding, asks_number, asks_year, ground, stems
 from ferret.programs.passage_answer import asks_yes_no
 
 WH_WORDS = {"what", "which", "who", "whom", "whose", "where", "when"}
@@ -94,7 +94,8 @@ def _names(pair: list[str]) -> bool:
 @dataclass
 class GapAnswer:
     answer: str
-    hit: dict  # the passage whose page fills the gap
+    place: tuple[str, int]  # (doc_id, page) of the first page that fills the gap with it
+    sentence: str  # the first sentence that does
     grounding: Grounding
     filled: list[str]  # every distinct phrase the pages filled the gap with
 
@@ -133,24 +134,33 @@ def typed(question: str, phrase: str) -> bool:
                                          or (YEAR.search(phrase) and asks_number(question)))
 
 
-def gap_answer(question: str, hits: Sequence[dict], corpus, bridges: Sequence[str] = ()) -> GapAnswer | None:
-    """The one phrase that fills the question's gap on the pages of `hits` and grounds there (module doc);
-    None when the question asks yes or no, or for an amount, or when no phrase or several ground."""
+def gap_answer(question: str, places: Sequence[tuple[str, int]], corpus, bridges: Sequence[str] = ()) -> GapAnswer | None:
+    """The one phrase that fills the question's gap on the pages `places` (doc_id, page) of `corpus` and
+    grounds there (module doc); None when the question asks yes or no, or for an amount, or when no
+    phrase or several ground."""
     if asks_yes_no(question) or (asks_number(question) and not asks_year(question)):
         return None
-    places = list(dict.fromkeys((hit["doc_id"], hit["page"]) for hit in hits))
-    first_hit = {}
-    for hit in hits:
-        first_hit.setdefault((hit["doc_id"], hit["page"]), hit)
-    filled: dict[str, tuple[str, dict]] = {}
+    places = list(dict.fromkeys(places))
+    filled: dict[str, tuple[str, tuple[str, int], str]] = {}
     for place in places:
         for sentence in SENTENCE.split(corpus.page_text(*place) or ""):
             for phrase in gap_phrases(question, sentence):
                 if typed(question, phrase):
-                    filled.setdefault(phrase.lower(), (phrase, first_hit[place]))
-    grounded = [(phrase, hit, grounding) for phrase, hit in filled.values()
+                    filled.setdefault(phrase.lower(), (phrase, place, " ".join(sentence.split())))
+    grounded = [GapAnswer(phrase, place, sentence, grounding, [])
+                for phrase, place, sentence in filled.values()
                 if (grounding := ground(question, phrase, None, places, corpus, bridges=bridges)).level == GROUNDED]
     if len(grounded) != 1:
         return None
-    phrase, hit, grounding = grounded[0]
-    return GapAnswer(phrase, hit, grounding, [phrase for phrase, _ in filled.values()])
+    return replace(grounded[0], filled=[phrase for phrase, _, _ in filled.values()])
+
+
+def other_gap_answer(question: str, answer: str, places: Sequence[tuple[str, int]], corpus,
+                     bridges: Sequence[str] = ()) -> GapAnswer | None:
+    """The `gap_answer` of those pages when it is not `answer`: the answer is not in it, and the sentence
+    that fills the gap with it does not print the answer's own words either ("based in Philadelphia,
+    Pennsylvania" prints both); else None."""
+    found = gap_answer(question, places, corpus, bridges)
+    if found is None or found.answer.lower() in answer.lower() or stems(answer) - stems(question) <= stems(found.sentence):
+        return None
+    return found

@@ -306,14 +306,15 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         """The gap rung, no LM: the one name that fills the question's gap on the pages of the passages read
         and of the hops rung's, and grounds there (`programs.gap`), settled as a read's answer; None, with
         nothing recorded, when no name or several do."""
-        shown = {hit["node_id"] for hit in state.read_hits}
+        read = state.read_hits + hits
         bridges = [hit["via"] for hit in hits if hit.get("via")]
-        found = gap_answer(state.question, state.read_hits + [hit for hit in hits if hit["node_id"] not in shown],
-                           self.corpus, list(dict.fromkeys(bridges)))
+        found = gap_answer(state.question, [(hit["doc_id"], hit["page"]) for hit in read], self.corpus,
+                           list(dict.fromkeys(bridges)))
         if found is None:
             return None
         state.show(hits)
-        page = {**found.hit, "text": self.corpus.page_text(found.hit["doc_id"], found.hit["page"]) or ""}
+        hit = next(hit for hit in read if (hit["doc_id"], hit["page"]) == found.place)
+        page = {**hit, "text": self.corpus.page_text(*found.place) or ""}
         read = answer_from_passages(state.question, [page], "", found.answer, [1], yes_no=False)
         step = {"rung": "gap", "strategy": "gap: the name that fills the question's gap on the pages read",
                 "results": len(state.read_hits), "answer": read.answer, "filled": found.filled, "lm_call": False}
@@ -401,9 +402,9 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         in code is confirmed by the model (`programs.confirm`)."""
         values = [n for f in findings if (n := finding_number(f)) is not None] if computation else None
         bridges = list(dict.fromkeys(hit["via"] for hit in state.read_hits if hit.get("via")))
-        grounding = ground(state.question, answer, values, [(f.doc_id, f.page) for f in findings], self.corpus,
-                           computation, bridges)
-        return confirmed(self.confirm, state.question, answer, grounding, self.accept)
+        places = [(f.doc_id, f.page) for f in findings]
+        grounding = ground(state.question, answer, values, places, self.corpus, computation, bridges)
+        return confirmed(self.confirm, state.question, answer, grounding, self.accept, self.corpus, places, bridges)
 
     def _question_rows(self, state: "_Run") -> list[dict]:
         """At most READ_ROWS table rows whose label the question names (every word of it), each as a

@@ -1,7 +1,14 @@
 """The question's gap, and the name a page prints there (programs/gap.py)."""
 from __future__ import annotations
 
-from ferret.programs.gap import fills_the_gap, gap_answer, gap_phrases, typed
+import dspy
+
+from ferret.programs.confirm import confirmed
+from ferret.programs.gap import fills_the_gap, gap_answer, gap_phrases, other_gap_answer, typed
+from ferret.programs.grounding import GROUNDED, ON_PAGE, ground
+from ferret.programs.lm import answering
+from ferret.signatures import ConfirmAnswer
+from tests.fakes import scripted_lm
 
 SCHOOL = "He attended the district school and graduated from Hebron Academy."
 ANDREWS = "Charles Andrews graduated from what college preparatory boys' school?"
@@ -20,8 +27,8 @@ class _Pages:
         return []
 
 
-def _hits(*doc_ids: str) -> list[dict]:
-    return [{"doc_id": doc_id, "page": 1, "node_id": doc_id, "text": ""} for doc_id in doc_ids]
+def _places(*doc_ids: str) -> list[tuple[str, int]]:
+    return [(doc_id, 1) for doc_id in doc_ids]
 
 
 def test_the_gap_is_the_questions_wh_word_and_the_words_beside_it_name_something():
@@ -63,20 +70,41 @@ def test_a_phrase_holds_a_number_only_when_the_question_asks_for_a_year_a_date_o
 def test_the_answer_is_the_one_phrase_that_fills_the_gap_and_grounds():
     pages = _Pages({"Charles Andrews": "Charles Andrews\nCharles Andrews was an American politician. " + SCHOOL,
                     "Hebron Academy": "Hebron Academy\nHebron Academy is a college preparatory school in Maine."})
-    found = gap_answer(ANDREWS, _hits("Charles Andrews", "Hebron Academy"), pages)
-    assert found is not None and found.answer == "Hebron Academy" and found.hit["doc_id"] == "Charles Andrews"
+    found = gap_answer(ANDREWS, _places("Charles Andrews", "Hebron Academy"), pages)
+    assert found is not None and found.answer == "Hebron Academy" and found.place == ("Charles Andrews", 1)
     assert found.grounding.level == "grounded" and found.filled == ["Hebron Academy"]
 
 
 def test_of_two_phrases_that_fill_the_gap_the_one_that_grounds_is_the_answer_and_two_that_ground_are_none():
     # the sentence that names more of the question grounds its phrase; the other is only on the page
     one = _Pages({"Charles Andrews": "Charles Andrews\n" + SCHOOL + " He also graduated from Fryeburg Academy."})
-    found = gap_answer(ANDREWS, _hits("Charles Andrews"), one)
+    found = gap_answer(ANDREWS, _places("Charles Andrews"), one)
     assert found.answer == "Hebron Academy" and found.filled == ["Hebron Academy", "Fryeburg Academy"]
     both = _Pages({"Charles Andrews": "Charles Andrews\nHe attended the district school, graduated from Hebron "
                                       "Academy and graduated from Fryeburg Academy."})
-    assert gap_answer(ANDREWS, _hits("Charles Andrews"), both) is None
+    assert gap_answer(ANDREWS, _places("Charles Andrews"), both) is None
     # the page that fills the gap is not about what the question names: the name is only on that page
     elsewhere = _Pages({"Ann Smith": "Ann Smith\nAnn Smith graduated from Hebron Academy."})
-    assert gap_answer(ANDREWS, _hits("Ann Smith"), elsewhere) is None
-    assert gap_answer("Did Charles Andrews graduate from what school?", _hits("Ann Smith"), elsewhere) is None
+    assert gap_answer(ANDREWS, _places("Ann Smith"), elsewhere) is None
+    assert gap_answer("Did Charles Andrews graduate from what school?", _places("Ann Smith"), elsewhere) is None
+
+
+def test_a_text_answer_whose_pages_fill_the_gap_with_another_name_is_not_grounded_and_the_model_is_not_asked():
+    question = "Tostig Godwinson was an Anglo-Saxon Earl of which location?"
+    pages = _Pages({"Tostig Godwinson": "Tostig Godwinson\nTostig Godwinson was an Anglo-Saxon Earl of Northumbria.",
+                    "Rhiwallon": "Rhiwallon\nAfter Tostig Godwinson invaded Wales, Rhiwallon was given Powys and Gwynedd."})
+    places = _places("Tostig Godwinson", "Rhiwallon")
+    grounding = ground(question, "Powys and Gwynedd", None, places, pages)
+    assert grounding.level == GROUNDED  # in the sentence of its page that names most of the question
+    lm, engine = scripted_lm({"confirm": {"answers_question": True}})
+    with answering(lm):
+        contradicted = confirmed(dspy.Predict(ConfirmAnswer), question, "Powys and Gwynedd", grounding, GROUNDED,
+                                 pages, places)
+        asked = confirmed(dspy.Predict(ConfirmAnswer), question, "Powys and Gwynedd", grounding, GROUNDED)
+    assert contradicted.level == ON_PAGE and "with 'Northumbria'" in contradicted.reason
+    assert asked.level == GROUNDED and engine.steps() == ["confirm"]  # only the call without the pages asked
+    assert other_gap_answer(question, "Northumbria", places, pages) is None
+    # a sentence that prints the answer beside the gap's name does not contradict it
+    both = _Pages({"Tostig Godwinson": "Tostig Godwinson\nTostig Godwinson was an Anglo-Saxon Earl of Northumbria, "
+                                       "in Bernicia."})
+    assert other_gap_answer(question, "Bernicia", _places("Tostig Godwinson"), both) is None
