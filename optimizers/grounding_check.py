@@ -13,6 +13,10 @@ computed value is grounded through its operands, which the gold does not give), 
   question's top 5 hybrid passages (what one read sees) that are not gold pages, grounded on all those
   pages: a read that copies a name from the wrong page. `retrieved_gold_grounded_rate`: the gold answer
   grounded on those pages, over the questions whose top 5 hold a gold page.
+- `gap_answered_rate`, `gap_right_rate`: how often the iterative program's gap rung (`programs.gap`)
+  answers, in code, from the pages of the question's top 5 hybrid passages and of its top 5 multi-hop
+  passages (`corpus.hops.hop_search`, what its first read and hops rung see), and answers rightly
+  (`metrics.answer_correct`): the rung's reach and its precision, without an LM.
 """
 from __future__ import annotations
 
@@ -20,11 +24,15 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from ferret.corpus.hops import names
+import dspy
+
+from ferret.corpus.hops import hop_search, names
 from ferret.corpus.numbers import number_spans
 from ferret.corpus.tools import Corpus
 from ferret.optimizers.datasets import load_dataset, prepare_index, split
+from ferret.optimizers.metrics import answer_correct
 from ferret.optimizers.retrieval import search
+from ferret.programs.gap import gap_answer
 from ferret.programs.grounding import LEVELS, ground, stems
 from ferret.programs.passage_answer import asks_yes_no
 from ferret.programs.verify import same_number
@@ -60,10 +68,22 @@ def gold_pages(example, corpus: Corpus) -> list[tuple[str, int]]:
     return pages
 
 
+def _doc_id(example, corpus: Corpus) -> str | None:
+    return example.get("doc_id") if example.get("doc_id") in corpus.doc_ids else None
+
+
 def retrieved_pages(example, corpus: Corpus) -> list[tuple[str, int]]:
     """The pages of the question's top READ_K hybrid passages (inside its document when it names one)."""
-    doc_id = example.get("doc_id") if example.get("doc_id") in corpus.doc_ids else None
-    return list(dict.fromkeys((hit["doc_id"], hit["page"]) for hit in search(corpus, "hybrid", example.question, READ_K, doc_id)))
+    hits = search(corpus, "hybrid", example.question, READ_K, _doc_id(example, corpus))
+    return list(dict.fromkeys((hit["doc_id"], hit["page"]) for hit in hits))
+
+
+def _gap_answered(example, corpus: Corpus, retrieved: list[tuple[str, int]]) -> str:
+    """The gap rung's answer over the retrieved pages and those of the question's multi-hop passages ("" for none)."""
+    hops = hop_search(corpus, example.question, READ_K, doc_id=_doc_id(example, corpus))
+    found = gap_answer(example.question, retrieved + [(hit["doc_id"], hit["page"]) for hit in hops.hits], corpus,
+                       list(dict.fromkeys(hit["via"] for hit in hops.hits if hit.get("via"))))
+    return found.answer if found else ""
 
 
 def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, split_name: str = "dev",
@@ -77,6 +97,7 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
         prepare_index(files, Path(index_dir))
     corpus = Corpus(index_dir)
     counts = {name: Counter() for name in ("gold", "distractor", "retrieved_gold", "retrieved_distractor")}
+    gap = Counter()
     for example in chosen:
         rng = random.Random(f"{seed}:{example.id}")
         pages, retrieved = gold_pages(example, corpus), retrieved_pages(example, corpus)
@@ -84,6 +105,9 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
         counts["gold"][ground(example.question, answer, None, pages, corpus).level] += 1
         if set(pages) & set(retrieved):
             counts["retrieved_gold"][ground(example.question, answer, None, retrieved, corpus).level] += 1
+        if said := _gap_answered(example, corpus, retrieved):
+            gap["answered"] += 1
+            gap["right"] += answer_correct(example, dspy.Prediction(status="answer", answer=said)) == 1.0
         if asks_yes_no(example.question):
             continue
         on_gold_pages = "\n".join(corpus.page_text(*page) or "" for page in pages)
@@ -100,4 +124,6 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
             result[f"{name}_n"] = total
         for level in reversed(LEVELS):
             result[f"{name}_{level}_rate"] = round(counted[level] / total, 4) if total else 0.0
+    for name in ("answered", "right"):
+        result[f"gap_{name}_rate"] = round(gap[name] / len(chosen), 4) if chosen else 0.0
     return result

@@ -52,3 +52,22 @@ def test_a_distractor_is_a_value_of_the_golds_kind_that_is_not_the_gold():
         other = distractor("Who sold it?", "Acme Tire Co.", text, random.Random(seed), printed="Volta Motors")
         assert other.startswith("Revenue")
     assert gold_text(["2019", "2018"]) == "2019 and 2018"
+
+
+def test_eval_grounding_counts_what_the_gap_rung_answers_in_code_and_how_often_rightly(hop_corpus, tmp_path, monkeypatch,
+                                                                                       capsys):
+    monkeypatch.setenv("FERRET_HOME", str(tmp_path))
+    evidence = [{"doc_id": "Maximum Overdrive"}]
+    questions = [{"id": "h1", "question": "Maximum Overdrive is a horror picture written and made by whom?",
+                  "answer": "Stephen King", "evidence": evidence},
+                 {"id": "h2", "question": "The Exies are an American rock band formed in what city?",
+                  "answer": "San Francisco", "evidence": [{"doc_id": "The Exies"}]},  # the page says Los Angeles
+                 {"id": "h3", "question": "Was Maximum Overdrive made by Stephen King?", "answer": "yes",
+                  "evidence": evidence}]  # yes/no: no gap to fill
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text("".join(json.dumps(q) + "\n" for q in questions))
+    assert main(["eval", "--grounding", "--dataset", "jsonl", "--data", str(qa), "--index", str(hop_corpus.store.dir),
+                 "--split", "all", "--json", "--no-track"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["gap_answered_rate"] == pytest.approx(2 / 3, abs=1e-3)
+    assert summary["gap_right_rate"] == pytest.approx(1 / 3, abs=1e-3)
