@@ -56,8 +56,10 @@ def test_the_phrase_in_the_gap_is_a_name_or_a_title_cut_at_a_stopword():
 
 def test_no_phrase_fills_a_relative_pronoun_or_a_lowercase_gap():
     # after a comma, "who" opens a relative clause: the question asks nothing there
-    assert gap_phrases("Name the mother of Edward Stafford, who was the daughter of the English duke?",
-                       "Edward was the son of Henry, the daughter of the English duke Ursula Pole.") == []
+    sentence = "The mother of Edward Stafford Henry Pole was a duchess."
+    assert gap_phrases("Name the mother of Edward Stafford, who was the daughter of the English duke?", sentence) == []
+    assert gap_phrases("Name the mother of Edward Stafford who was the daughter of the English duke?",
+                       sentence) == ["Henry Pole"]  # without the comma, "who" is read as the gap
     assert gap_phrases("If Gallu is a demon Lilu is what?", "Lilu is mentioned in the Gilgamesh poem.") == []
 
 
@@ -86,7 +88,6 @@ def test_of_two_phrases_that_fill_the_gap_the_one_that_grounds_is_the_answer_and
     # the page that fills the gap is not about what the question names: the name is only on that page
     elsewhere = _Pages({"Ann Smith": "Ann Smith\nAnn Smith graduated from Hebron Academy."})
     assert gap_answer(ANDREWS, _places("Ann Smith"), elsewhere) is None
-    assert gap_answer("Did Charles Andrews graduate from what school?", _places("Ann Smith"), elsewhere) is None
 
 
 def test_a_text_answer_whose_pages_fill_the_gap_with_another_name_is_not_grounded_and_the_model_is_not_asked():
