@@ -306,14 +306,14 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         """The gap rung, no LM: the one name that fills the question's gap on the pages of the passages read
         and of the hops rung's, and grounds there (`programs.gap`), settled as a read's answer; None, with
         nothing recorded, when no name or several do."""
-        read = state.read_hits + hits
+        passages = state.read_hits + hits
         bridges = [hit["via"] for hit in hits if hit.get("via")]
-        found = gap_answer(state.question, [(hit["doc_id"], hit["page"]) for hit in read], self.corpus,
+        found = gap_answer(state.question, [(hit["doc_id"], hit["page"]) for hit in passages], self.corpus,
                            list(dict.fromkeys(bridges)))
         if found is None:
             return None
         state.show(hits)
-        hit = next(hit for hit in read if (hit["doc_id"], hit["page"]) == found.place)
+        hit = next(hit for hit in passages if (hit["doc_id"], hit["page"]) == found.place)
         page = {**hit, "text": self.corpus.page_text(*found.place) or ""}
         read = answer_from_passages(state.question, [page], "", found.answer, [1], yes_no=False)
         step = {"rung": "gap", "strategy": "gap: the name that fills the question's gap on the pages read",
