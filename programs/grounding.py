@@ -36,6 +36,7 @@ GROUNDED, ON_PAGE, UNSUPPORTED = "grounded", "on_page", "unsupported"
 LEVELS = (UNSUPPORTED, ON_PAGE, GROUNDED)  # weakest first
 MAX_VALUE_WORDS = 12  # a text value longer than this is a passage copied, not a value ...
 MAX_REASON_WORDS = 40  # ... unless the question asks why, how or what for: a clause answers it
+MAX_RANGE = 10  # years a range a question names may span ("FY2015 - FY2017")
 SYNONYMS = [{"reven", "sales"}, {"incom", "earni", "profi"}, {"capex", "capit", "expen", "purch", "prope", "plant", "equip"},
             {"cogs", "cost"}, {"payab", "payables"}, {"recei", "debto"}, {"inven", "stock"}]
 GENERIC = {"amoun", "total", "value", "answe", "usd", "milli", "billi", "thous", "fisca", "calcu", "respo", "relyi",
@@ -52,6 +53,10 @@ _DAY_MONTH = re.compile(r"\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)
 _LEGAL_FORMS = {"co", "inc", "corp", "corporation", "incorporated", "plc", "ltd", "limited", "llc", "lp", "sa", "ag", "nv"}
 _UNITS = {"milli", "billi", "thous", "perce", "usd", "dolla", "respe", "eur", "euros"}  # with "and": a list of amounts
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_STATEMENT = re.compile(r"\b(?:(?:consolidated )?statements? of (?:income|operations|earnings|cash flows?|financial position)|"
+                        r"(?:income|cash flows?|p&l) statements?|balance sheets?)\b", re.IGNORECASE)
+_RANGE = re.compile(r"\b(?:FY\s?)?((?:19|20)\d{2})\s*(?:-|–|to|through)\s*(?:FY\s?)?((?:19|20)\d{2})\b", re.IGNORECASE)
+_PERCENTS = re.compile(r"\bin (?:units of )?percents?\b", re.IGNORECASE)
 _COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
 _ASKS_YEAR = re.compile(r"\b(?:what|which)\s+(?:financial\s+|fiscal\s+)?years?\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
 _QUANTITY = r"how (?:much|many)|amount|percentage|percent|sum|average|difference|change|growth|ratio|rate|margin|cagr|dpo|turnover"
@@ -97,12 +102,22 @@ def at_least(level: str, accept: str) -> bool:
 
 
 def question_stems(question: str) -> set[str]:
-    """The stems a grounding context must share with the question: its content words, with SYNONYMS, without GENERIC."""
-    asked = stems(question) - GENERIC
+    """The stems a grounding context must share with the question: its content words, with SYNONYMS, without
+    GENERIC and without the statements it says to read ("using the statement of income" names no metric);
+    a margin's revenue too."""
+    asked = stems(_STATEMENT.sub(" ", question)) - GENERIC
     for group in SYNONYMS:
         if asked & group:
             asked |= group
-    return asked
+    return asked | ({"reven", "sales"} if "margi" in asked else set())
+
+
+def question_years(question: str) -> set[str]:
+    """The years a question names, with those inside a range it names ("FY2019 - FY2021": 2020 too)."""
+    years = set(YEAR.findall(question))
+    for first, last in _RANGE.findall(question):
+        years |= {str(year) for year in range(int(first) + 1, int(last)) if int(last) - int(first) <= MAX_RANGE}
+    return years
 
 
 def numbers_only(answer: str) -> bool:
@@ -162,7 +177,8 @@ def computed_type(question: str, computation: str) -> str:
     asked, divides, subtracts = operations(question), "/" in computation, "-" in computation.lstrip(" (-")
     if {"percentage", "change"} <= asked and not (divides and subtracts):
         return f"the question asks for a percentage change, not {computation}"
-    if "change" in asked and not asked & {"percentage", "ratio", "average"} and (divides or not subtracts):
+    if "change" in asked and not asked & {"percentage", "ratio", "average"} and (divides or not subtracts) \
+            and not _PERCENTS.search(question):  # a change "in units of percents" may be relative
         return f"the question asks for a difference, not {computation}"
     if "ratio" in asked and not divides or "average" in asked and not (divides and "+" in computation):
         return f"the question asks for {'a ratio' if 'ratio' in asked else 'an average'}, not {computation}"
@@ -193,7 +209,7 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
     if not values:
         return Grounding(UNSUPPORTED, "the answer states no number")
     asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))),
-                   set(YEAR.findall(question)), _count_unit(question), len(values) == 1, "" if computation else question,
+                   question_years(question), _count_unit(question), len(values) == 1, "" if computation else question,
                    stems(question) & GENERIC)
     cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
     if _ASKS_YEAR.search(question) and asked.single and (column := _year_column(question, values[0], cells, asked.words)):

@@ -5,8 +5,10 @@ question → Router (intent, search terms, subqueries, route)
   (`programs.structured`: filters widened when empty, an overload asks to narrow); when even that
   finds no row, the loop below runs on the other routes
 → table rung, no LM: a change, percentage change or average between two years of the one table row the
-  question names is written in code from the row's cells (`programs.row_arithmetic`) and settled like a
-  read's calculation; when it does not ground, its failure is recorded and the reads go on
+  question names is written in code from the row's cells (`programs.row_arithmetic`), or a filing's metric
+  of a fiscal year from its statements' line items (`programs.statement_metric`: "FY2020 DPO", "FY2019
+  total inventories"), and settled like a read's calculation; when it does not ground, its failure is
+  recorded and the reads go on
 → first rung, the cheapest read that can answer: the question's top hybrid passages (the one-call
   baseline's search; with `long_text`, on the Router's "long_text" route, the top passages inside the
   long-document chunk whose summary matches best, and that summary's leading sentences) read by one
@@ -69,9 +71,10 @@ from ferret.programs.arithmetic import SUM_ASKED, operations
 from ferret.programs.confirm import confirmed
 from ferret.programs.gap import gap_answer
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
-from ferret.programs.passage_answer import PassageAnswer, answer_from_passages
+from ferret.programs.passage_answer import PassageAnswer, answer_from_passages, computed_answer
 from ferret.programs.repairs import repairs_on, step_lm
 from ferret.programs.row_arithmetic import named_rows, row_calculation, row_passage
+from ferret.programs.statement_metric import statement_calculation
 from ferret.programs.result import check_input, error_text, measured, outcome
 from ferret.programs.settings import SavedSettings
 from ferret.programs.strategy import Attempt, Policy, Strategy, ladder
@@ -343,18 +346,23 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         return self._settle(state, policy, "read", step, hits, read, reason)
 
     def _table(self, state: "_Run", policy: Policy) -> dict | None:
-        """The table rung, before any read: a change, percentage change or average of the one table row
-        the question names, between its two years, written in code (`programs.row_arithmetic`, no LM)
-        and settled as a read's calculation; None, with nothing recorded, when the question is not one."""
-        calculation = row_calculation(self.corpus, state.question, bucket=state.bucket, doc_id=state.doc_id)
-        if calculation is None:
+        """The table rung, before any read, written in code (no LM) and settled as a read's calculation: a
+        change, percentage change or average of the one table row the question names, between its two
+        years (`programs.row_arithmetic`), else a filing's metric of a fiscal year over its statements'
+        line items (`programs.statement_metric`); None, with nothing recorded, when the question is neither."""
+        if (calculation := row_calculation(self.corpus, state.question, bucket=state.bucket, doc_id=state.doc_id)) is not None:
+            hits, expression, how = calculation.hits, calculation.expression, "the question's row"
+            read = answer_from_passages(state.question, hits, expression, "", [])
+        elif (metric := statement_calculation(self.corpus, state.question, state.doc_id)) is not None:
+            hits, expression, how = metric.hits, metric.expression or metric.answer, "the filing's line items"
+            read = computed_answer(state.question, expression, hits) if metric.expression else \
+                answer_from_passages(state.question, hits, "", metric.answer, [1])
+        else:
             return None
-        state.show(calculation.hits)
-        read = answer_from_passages(state.question, calculation.hits, calculation.expression, "", [])
-        step = {"rung": "table", "strategy": "table: the question's row, computed in code",
-                "results": len(calculation.hits), "calculation": calculation.expression, "answer": read.answer,
-                "lm_call": False}
-        return self._settle(state, policy, "table", step, calculation.hits, read, read.problem)
+        state.show(hits)
+        step = {"rung": "table", "strategy": f"table: {how}, computed in code", "results": len(hits),
+                "calculation": expression, "answer": read.answer, "lm_call": False}
+        return self._settle(state, policy, "table", step, hits, read, read.problem)
 
     def _settle(self, state: "_Run", policy: Policy, name: str, step: dict, hits: list[dict],
                 read: PassageAnswer | None, reason: str) -> dict | None:

@@ -91,14 +91,14 @@ def answer_from_passages(question: str, hits: list[dict], calculation: str, answ
     read = cited + [hit for hit in hits if hit not in cited]
     calculated = is_calculation(calculation)
     if calculated and asks_calculation(question):
-        return _computed(question, calculation, read)
+        return computed_answer(question, calculation, read)
     stated = _stated(answer.strip(), read, cited)
     if yes_no and (verdict := yes_or_no(question, stated.answer)) and not re.match(r"(?:yes|no)\b", stated.answer, re.IGNORECASE):
         stated.answer = f"{verdict}. {stated.answer}"
     if not stated.problem and restates(question, stated.answer):
         stated.problem = "the answer only restates the question"
     if stated.problem and calculated and may_ask_calculation(question):
-        computed = _computed(question, calculation, read)
+        computed = computed_answer(question, calculation, read)
         return stated if computed.problem else computed
     return stated
 
@@ -122,7 +122,8 @@ def _stated(answer: str, read: list[dict], cited: list[dict]) -> PassageAnswer:
     return PassageAnswer(answer, [_whole(hit) for hit in cited], whole_passages=True)
 
 
-def _computed(question: str, calculation: str, read: list[dict]) -> PassageAnswer:
+def computed_answer(question: str, calculation: str, read: list[dict]) -> PassageAnswer:
+    """The calculation's result as the answer, each operand a finding where `read` prints it (module rules)."""
     try:
         computation = compute(calculation)
     except ExpressionError as error:

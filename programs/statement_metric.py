@@ -1,0 +1,278 @@
+"""A filing's financial metric of a fiscal year, computed in code from its statements' line items: no LM call.
+
+"What is the FY2020 days payable outstanding (DPO) for Corning? DPO is defined as: 365 * (average
+accounts payable between FY2019 and FY2020) / (FY2020 COGS + change in inventory between FY2019 and
+FY2020)" is answered from the rows "Accounts payable", "Cost of sales" and "Inventories" of Corning's
+filing, as the expression "365 * ((1,174 + 1,587) / 2) / (...)", which `programs.passage_answer`
+computes and cites like a read's calculation (the 0.5B read picks the wrong cells or operation). The
+metric becomes an expression over line items (LINE_ITEMS) and fiscal years:
+- the question's own definition ("X is defined as: ...", "Define X as A divided by B"): its terms
+  "average A between FYa and FYb", "change in A between FYa and FYb", "FYn A", and a bare "A" of the
+  question's first fiscal year, joined by operators, numbers and parentheses only;
+- else a metric defined one way in every textbook (`_named`): an item's "% margin" (of revenue; a
+  "N year average" of it over the years it names), a year-over-year change or growth rate in
+  percent, EBITDA, free cash flow, the working capital, operating cash flow and retention ratios;
+- else the one line item the question names, its printed cell the answer ("the FY2019 total amount
+  of inventories").
+A line item is a row of the filing whose whole label reads as that item ("Total net sales" for
+revenue, "Net cash provided by operating activities" for cash from operations); its fiscal year's
+cell is the one whose column header prints the year ("Year Ended December 31, 2017", "February 2,
+2019"), or, in a row whose headers print no year ("col1"), the cell in the same position of a row of
+its page whose headers do. Of several rows of an item, the one on a page with the most of the
+metric's other items wins, then the largest value (a total, not a segment of it).
+Nothing is guessed: a question is left to the reads unless it is asked of one document, names a
+fiscal year ("FY2019"), asks no yes/no, why or how, and every item of its expression has a row with
+one cell of each year it needs. Amounts are used as printed (their sign aside): a metric in "USD
+millions" is right for a filing printed in millions.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ferret.corpus.numbers import parse_number
+from ferret.programs.grounding import asks_reason
+from ferret.programs.passage_answer import asks_yes_no
+from ferret.programs.row_arithmetic import row_passage
+
+ROW_CANDIDATES = 30  # rows looked at for each line item
+# item: (the words its rows are searched by, how a question names it, how a row's whole label reads it)
+LINE_ITEMS = {
+    "total current assets": ("total current assets", r"total current assets", r"total current assets"),
+    "total current liabilities": ("total current liabilities", r"total current liabilities", r"total current liabilities"),
+    "total assets": ("total assets", r"total assets", r"total assets"),
+    "cash from operations": (
+        "net cash provided by operating activities",
+        r"cash (?:flows? )?(?:from|provided by) operati(?:ons|ng activities)|operating cash flows?",
+        r"net cash (?:\(used in\) )?(?:provided by|from|generated (?:by|from))(?: \(used in\))? operating activities"
+        r"|cash provided by operations"),
+    "capex": ("capital expenditures purchases of property and equipment", r"capex|capital expenditures?",
+              r"capital expenditures|(?:purchases?|payments for|additions to) (?:of )?(?:property|land)[\w ,&]*equipment"),
+    "cogs": ("cost of sales revenue goods sold", r"cogs|cost of (?:goods sold|sales|revenues?)",
+             r"(?:total )?cost of (?:goods sold|sales|revenues?)"),
+    "operating income": ("operating income from operations", r"(?:unadjusted )?(?:operating income|income from operations)",
+                         r"(?:total )?operating income(?: \(loss\))?|income(?: \(loss\))? from operations"),
+    "net income": ("net income earnings", r"net (?:income|earnings|profit)(?: attributable to (?:shareholders|stockholders))?",
+                   r"net (?:income|earnings)(?: \(loss\))?(?: attributable to [\w .,&'-]+)?"),
+    "d&a": ("depreciation and amortization", r"d&a|depreciation (?:and|&) amortization",
+            r"depreciation,? (?:and|&) amortization(?: expense)?"),
+    "dividends": ("dividends paid", r"(?:total )?(?:cash )?dividends(?: paid)?",
+                  r"(?:cash )?dividends paid(?: to [\w ]+)?|(?:payments? (?:of|for)|cash) dividends(?: paid)?"),
+    "inventory": ("inventories", r"(?:merchandise )?inventor(?:y|ies)", r"(?:merchandise )?inventor(?:y|ies)(?:, net)?"),
+    "accounts payable": ("accounts payable", r"accounts payable", r"accounts payable"),
+    "revenue": ("total net sales revenues", r"(?:total )?(?:net )?(?:revenues?|sales)",
+                r"(?:total )?(?:net )?(?:revenues?|sales)(?:, net)?"),
+}
+_ITEM = "|".join(f"(?P<i{n}>{asked})" for n, (_, asked, _) in enumerate(LINE_ITEMS.values()))
+_KEYS = list(LINE_ITEMS)
+_LABELS = {key: re.compile(rf"(?:{label})(?:\s*\(\d\))?", re.IGNORECASE) for key, (_, _, label) in LINE_ITEMS.items()}
+_FY = r"fy\s?(\d{4})"
+_TERM = re.compile(rf"(?:(?P<op>average|change in)\s+)?(?:{_FY.replace('(', '(?P<fy>')}\s+)?(?:the\s+)?\b(?:{_ITEM})\b"
+                   rf"(?:\s+between\s+{_FY.replace('(', '(?P<a>')}\s+and\s+{_FY.replace('(', '(?P<b>')})?", re.IGNORECASE)
+_DEFINITION = re.compile(r"\b(?:defined|calculated)\s+as:?\s*(.+?)(?:\.\s|\.?$)|\bdefine\s+[\w\s]+?\s+as\s+(.+?)(?:\.\s|\.?$)",
+                         re.IGNORECASE)
+_WORDS = [(re.compile(rf"\b{words}\b", re.IGNORECASE), symbol) for words, symbol in
+          (("divided by|over", "/"), ("times|multiplied by", "*"), ("plus", "+"), ("minus|less", "-"))]
+_ARITHMETIC = re.compile(r"[\d\s.+\-*/(){}]*")
+_MARGIN = re.compile(r"([\w&' ]+?)\s*%?\s*margin\b", re.IGNORECASE)
+_AVERAGE = re.compile(r"\b(\d+|three|five)[- ]year average\b", re.IGNORECASE)
+_CHANGE = re.compile(rf"(?:year[- ]over[- ]year|yoy)\s+change in\s+([\w&' ]+?)\s+from\s+{_FY}\s+to\s+{_FY}"
+                     rf"|{_FY}\s*-\s*{_FY}\s+([\w&' ]+?)\s+growth rate", re.IGNORECASE)
+_METRIC_WORDS = re.compile(r"\b(?:ratio|margin|change|growth|average|percent\w*|turnover|days|per share|%)", re.IGNORECASE)
+_COUNTS = {"three": 3, "five": 5}
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+_UNIT = re.compile(r"\bin (thousands|millions|billions)\b", re.IGNORECASE)  # "(In thousands, except per share data)"
+_SCALES = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
+_MILLIONS = re.compile(r"\bin (?:usd |us\$ ?|\$ ?)?millions\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class StatementCalculation:
+    expression: str  # over the cells' numbers; "" when the answer is one printed cell
+    answer: str  # that cell's text, else ""
+    hits: list[dict]  # the rows used, each as a passage that names its columns (`row_passage`)
+
+
+def statement_calculation(corpus, question: str, doc_id: str | None) -> StatementCalculation | None:
+    """The question's metric over the line items of document `doc_id` (module rules), or None."""
+    years = re.findall(_FY, question, re.IGNORECASE)
+    if doc_id is None or not years or asks_yes_no(question) or asks_reason(question):
+        return None
+    template = _defined(question, years[0]) or _named(question, years)
+    single = template is None and _single(question, years[0])
+    if template is None and not single:
+        return None
+    terms, text = template or ([single], "{0}")
+    rows = _rows(corpus, doc_id, {item for item, _ in terms})
+    for scale in _scales(rows, {item for item, _ in terms}):
+        cells = [_cell(corpus, [row for row in rows[item] if row["scale"] == scale], year) for item, year in terms]
+        if None not in cells:
+            break
+    else:
+        return None
+    hits = [row_passage(row) for row in {row["annotation_id"]: row for row, _ in cells}.values()]
+    numbers = [_number(abs(parse_number(printed))) for _, printed in cells]
+    expression = text.format(*numbers)
+    if _MILLIONS.search(question) and scale in (1e3, 1e9):  # an amount asked in millions, printed in thousands or billions
+        expression = f"({expression}) / 1000" if scale == 1e3 else f"({expression}) * 1000"
+    elif single:
+        return StatementCalculation("", cells[0][1], hits)
+    return StatementCalculation(expression, "", hits)
+
+
+def _defined(question: str, year: str) -> tuple[list[tuple[str, str]], str] | None:
+    """The question's own definition of its metric as (terms, expression with a {n} for each term)."""
+    match = _DEFINITION.search(question)
+    if not match:
+        return None
+    definition = (match.group(1) or match.group(2)).strip()
+    terms: list[tuple[str, str]] = []
+
+    def term(found: re.Match) -> str:
+        item = _KEYS[next(n for n in range(len(_KEYS)) if found[f"i{n}"])]
+        op, first, last = found["op"], found["a"], found["b"]
+        if op and not (first and last) or (first and not op):
+            raise ValueError("a term over two years without its operation")
+        if op is None:
+            return _slot(terms, item, found["fy"] or year)
+        joined = "+" if op.lower() == "average" else "-"
+        expression = f"({_slot(terms, item, last)} {joined} {_slot(terms, item, first)})"
+        return f"({expression} / 2)" if op.lower() == "average" else expression
+
+    try:
+        text = _TERM.sub(term, definition)
+    except ValueError:
+        return None
+    for words, symbol in _WORDS:
+        text = words.sub(symbol, text)
+    return (terms, text) if terms and _ARITHMETIC.fullmatch(text) else None
+
+
+def _named(question: str, years: list[str]) -> tuple[list[tuple[str, str]], str] | None:
+    """A textbook metric the question names, as (terms, expression)."""
+    plain = re.sub(r"\([^)]*\)", " ", question)  # "(D&A from cash flow statement)", "(as a %)"
+    lowered = plain.lower()
+    terms: list[tuple[str, str]] = []
+    if change := _CHANGE.search(plain):
+        what, first, last = (change[1], change[2], change[3]) if change[1] else (change[6], change[4], change[5])
+        if not re.search(r"percent", lowered) and not change[6] or (item := _item(what)) is None:
+            return None
+        later, earlier = _slot(terms, item, last), _slot(terms, item, first)
+        return terms, f"({later} - {earlier}) / {earlier} * 100"
+    if margin := _MARGIN.search(plain):
+        count = (average := _AVERAGE.search(plain)) and (_COUNTS.get(average[1].lower()) or int(average[1]))
+        span = sorted({int(year) for year in years})
+        period = [str(year) for year in range(span[0], span[-1] + 1)] if count else [years[0]]
+        if count and len(period) != count:
+            return None
+        parts = [_margin(terms, margin[1], year) for year in period]
+        if None in parts:
+            return None
+        return terms, parts[0] if len(parts) == 1 else f"({' + '.join(parts)}) / {len(parts)}"
+    year = years[0]
+    if "working capital ratio" in lowered:
+        return terms, f"{_slot(terms, 'total current assets', year)} / {_slot(terms, 'total current liabilities', year)}"
+    if "operating cash flow ratio" in lowered:
+        return terms, f"{_slot(terms, 'cash from operations', year)} / {_slot(terms, 'total current liabilities', year)}"
+    if "retention ratio" in lowered:
+        income = _slot(terms, "net income", year)
+        return terms, f"({income} - {_slot(terms, 'dividends', year)}) / {income}"
+    if re.search(r"\bfree cash flow\b|\bfcf\b", lowered):
+        return terms, f"{_slot(terms, 'cash from operations', year)} - {_slot(terms, 'capex', year)}"
+    return None
+
+
+def _margin(terms: list[tuple[str, str]], what: str, year: str) -> str | None:
+    """An item's margin in percent of the year's revenue: "(gross)", "EBITDA", "net profit", else an item."""
+    what = re.sub(r"^.*\b(?:fy\s?\d{4}|average)\b|\bunadjusted\b", " ", what, flags=re.IGNORECASE).strip().lower()
+    revenue = _slot(terms, "revenue", year)
+    if what.endswith("ebitda"):
+        amount = f"({_slot(terms, 'operating income', year)} + {_slot(terms, 'd&a', year)})"
+    elif what.endswith("gross"):
+        amount = f"({revenue} - {_slot(terms, 'cogs', year)})"
+    elif (item := _item(what)) is not None and item != "revenue":
+        amount = _slot(terms, item, year)
+    else:
+        return None
+    return f"{amount} / {revenue} * 100"
+
+
+def _single(question: str, year: str) -> tuple[str, str] | None:
+    """(item, year) when the question names one line item and no metric of it."""
+    plain = re.sub(r"\([^)]*\)", " ", question)
+    if _METRIC_WORDS.search(plain):
+        return None
+    items = {_KEYS[n] for found in _TERM.finditer(plain) for n in range(len(_KEYS)) if found[f"i{n}"]}
+    return (items.pop(), year) if len(items) == 1 else None
+
+
+def _item(words: str) -> str | None:
+    """The line item a phrase ends with ("the unadjusted operating income" → operating income)."""
+    found = [match for match in _TERM.finditer(words) if match.end() == len(words.rstrip())]
+    return next((_KEYS[n] for n in range(len(_KEYS)) if found and found[-1][f"i{n}"]), None)
+
+
+def _slot(terms: list[tuple[str, str]], item: str, year: str) -> str:
+    if (item, year) not in terms:
+        terms.append((item, year))
+    return "{%d}" % terms.index((item, year))
+
+
+def _rows(corpus, doc_id: str, items: set[str]) -> dict[str, list[dict]]:
+    """Each item's rows in the document, each with its page's `scale`, best first: none a hundredth of the
+    item's largest (a per-share or a change row), then those on a page with most of the other items,
+    then the largest."""
+    found, scales = {}, {}
+    for item in items:
+        rows = corpus.annotations_search(LINE_ITEMS[item][0], doc_id=doc_id, top_k=ROW_CANDIDATES)
+        rows = [row for row in rows if row["kind"] == "row" and row["fields"] and _LABELS[item].fullmatch(row["label"].strip())]
+        for row in rows:
+            if (page := (row["doc_id"], row["page"])) not in scales:
+                unit = _UNIT.search(corpus.page_text(*page) or "")
+                scales[page] = _SCALES[unit[1].lower()] if unit else None
+            first = next((number for text in row["fields"].values() if (number := parse_number(text)) is not None), 0.0)
+            row.update(scale=scales[page], size=abs(first) * (scales[page] or 1))
+        largest = max((row["size"] for row in rows), default=0.0)
+        found[item] = [row for row in rows if row["size"] >= largest / 100]
+    pages = {item: {row["page"] for row in rows} for item, rows in found.items()}
+    for item, rows in found.items():
+        rows.sort(key=lambda row: (-sum(row["page"] in held for other, held in pages.items() if other != item), -row["size"]))
+    return found
+
+
+def _scales(rows: dict[str, list[dict]], items: set[str]) -> list[float | None]:
+    """The pages' scales the items' rows could share, those of most items' best rows first, then the larger."""
+    best = [rows[item][0]["scale"] for item in items if rows[item]]
+    return sorted(set(best), key=lambda scale: (-best.count(scale), -(scale or 0)))
+
+
+def _cell(corpus, rows: list[dict], year: str) -> tuple[dict, str] | None:
+    """(row, printed cell) of the first row with one number under a header of `year` (module rules); a
+    row whose headers print no year comes back under its page's (`_page_headers`), one whose headers
+    print years for some cells only is skipped (its headers were read out of line)."""
+    for row in rows:
+        dated = [bool(_YEAR.search(header)) for header in row["fields"]]
+        if any(dated) and not all(dated):
+            continue
+        if not any(dated):
+            headers = _page_headers(corpus, row, len(row["fields"]))
+            row = {**row, "fields": dict(zip(headers, row["fields"].values()))} if headers else row
+        cells = [text for header, text in row["fields"].items()
+                 if re.search(rf"\b{year}\b", header) and parse_number(text) is not None]
+        if len(cells) == 1:
+            return row, cells[0]
+    return None
+
+
+def _page_headers(corpus, row: dict, width: int) -> list[str] | None:
+    """The headers of the first row of `row`'s page that has as many cells and prints years in them."""
+    for other in corpus.page_cells(row["doc_id"], row["page"]):
+        headers = [header for header, _, _ in other["cells"]]
+        if len(headers) == width and all(_YEAR.search(header) for header in headers):
+            return headers
+    return None
+
+
+def _number(value: float) -> str:
+    """A value as the expression grammar reads it: no exponent, no thousands separator."""
+    return f"{value:f}".rstrip("0").rstrip(".")
