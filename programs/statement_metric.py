@@ -52,7 +52,7 @@ LINE_ITEMS = {
              r"(?:total )?cost of (?:goods sold|sales|revenues?)"),
     "operating income": ("operating income from operations", r"(?:unadjusted )?(?:operating income|income from operations)",
                          r"(?:total )?operating income(?: \(loss\))?|income(?: \(loss\))? from operations"),
-    "net income": ("net income earnings", r"net (?:income|earnings|profit)(?: attributable to (?:shareholders|stockholders))?",
+    "net income": ("net income net earnings attributable", r"net (?:income|earnings|profit)(?: attributable to (?:shareholders|stockholders))?",
                    r"net (?:income|earnings)(?: \(loss\))?(?: attributable to [\w .,&'-]+)?"),
     "d&a": ("depreciation and amortization", r"d&a|depreciation (?:and|&) amortization",
             r"depreciation,? (?:and|&) amortization(?: expense)?"),
@@ -65,7 +65,8 @@ LINE_ITEMS = {
 }
 _ITEM = "|".join(f"(?P<i{n}>{asked})" for n, (_, asked, _) in enumerate(LINE_ITEMS.values()))
 _KEYS = list(LINE_ITEMS)
-_LABELS = {key: re.compile(rf"(?:{label})(?:\s*\(\d\))?", re.IGNORECASE) for key, (_, _, label) in LINE_ITEMS.items()}
+_NOTE = r"(?:\s*\((?:\d+|[a-z]|notes? [\w ,]+)\))*"  # "(1)", "(Note 6)"
+_LABELS = {key: re.compile(rf"(?:{label}){_NOTE}", re.IGNORECASE) for key, (_, _, label) in LINE_ITEMS.items()}
 _FY = r"fy\s?(\d{4})"
 _TERM = re.compile(rf"(?:(?P<op>average|change in)\s+)?(?:{_FY.replace('(', '(?P<fy>')}\s+)?(?:the\s+)?\b(?:{_ITEM})\b"
                    rf"(?:\s+between\s+{_FY.replace('(', '(?P<a>')}\s+and\s+{_FY.replace('(', '(?P<b>')})?", re.IGNORECASE)
@@ -155,7 +156,7 @@ def _named(question: str, years: list[str]) -> tuple[list[tuple[str, str]], str]
     terms: list[tuple[str, str]] = []
     if change := _CHANGE.search(plain):
         what, first, last = (change[1], change[2], change[3]) if change[1] else (change[6], change[4], change[5])
-        if not re.search(r"percent", lowered) and not change[6] or (item := _item(what)) is None:
+        if not re.search(r"percent", question, re.IGNORECASE) and not change[6] or (item := _item(what)) is None:
             return None
         later, earlier = _slot(terms, item, last), _slot(terms, item, first)
         return terms, f"({later} - {earlier}) / {earlier} * 100"
@@ -220,23 +221,26 @@ def _slot(terms: list[tuple[str, str]], item: str, year: str) -> str:
 
 def _rows(corpus, doc_id: str, items: set[str]) -> dict[str, list[dict]]:
     """Each item's rows in the document, each with its page's `scale`, best first: none a hundredth of the
-    item's largest (a per-share or a change row), then those on a page with most of the other items,
-    then the largest."""
-    found, scales = {}, {}
+    item's largest (a per-share or a change row), then those on a page with most of the metric's other
+    items, then with most line items of any kind (a statement, not a note's pro forma table), then the largest."""
+    found, pages = {}, {}
     for item in items:
         rows = corpus.annotations_search(LINE_ITEMS[item][0], doc_id=doc_id, top_k=ROW_CANDIDATES)
         rows = [row for row in rows if row["kind"] == "row" and row["fields"] and _LABELS[item].fullmatch(row["label"].strip())]
         for row in rows:
-            if (page := (row["doc_id"], row["page"])) not in scales:
+            if (page := (row["doc_id"], row["page"])) not in pages:
                 unit = _UNIT.search(corpus.page_text(*page) or "")
-                scales[page] = _SCALES[unit[1].lower()] if unit else None
+                labels = [cells["label"].strip() for cells in corpus.page_cells(*page)]
+                pages[page] = (_SCALES[unit[1].lower()] if unit else None,
+                               sum(any(_LABELS[key].fullmatch(label) for label in labels) for key in LINE_ITEMS))
             first = next((number for text in row["fields"].values() if (number := parse_number(text)) is not None), 0.0)
-            row.update(scale=scales[page], size=abs(first) * (scales[page] or 1))
+            row.update(scale=pages[page][0], size=abs(first) * (pages[page][0] or 1))
         largest = max((row["size"] for row in rows), default=0.0)
         found[item] = [row for row in rows if row["size"] >= largest / 100]
-    pages = {item: {row["page"] for row in rows} for item, rows in found.items()}
+    held = {item: {row["page"] for row in rows} for item, rows in found.items()}
     for item, rows in found.items():
-        rows.sort(key=lambda row: (-sum(row["page"] in held for other, held in pages.items() if other != item), -row["size"]))
+        rows.sort(key=lambda row: (-sum(row["page"] in on for other, on in held.items() if other != item),
+                                   -pages[(row["doc_id"], row["page"])][1], -row["size"]))
     return found
 
 
@@ -265,11 +269,16 @@ def _cell(corpus, rows: list[dict], year: str) -> tuple[dict, str] | None:
 
 
 def _page_headers(corpus, row: dict, width: int) -> list[str] | None:
-    """The headers of the first row of `row`'s page that has as many cells and prints years in them."""
+    """The headers of the first row of `row`'s page that has as many cells and prints a year in each; else
+    the years of the page's first line that prints as many distinct years ("December 31, 2020  2019")."""
     for other in corpus.page_cells(row["doc_id"], row["page"]):
         headers = [header for header, _, _ in other["cells"]]
         if len(headers) == width and all(_YEAR.search(header) for header in headers):
             return headers
+    for line in (corpus.page_text(row["doc_id"], row["page"]) or "").splitlines():
+        years = _YEAR.findall(line)
+        if len(years) == width and len(set(years)) == width:
+            return years
     return None
 
 

@@ -1,0 +1,153 @@
+"""A filing's metric of a fiscal year from its statements' line items, in code (programs/statement_metric.py)."""
+from __future__ import annotations
+
+import pytest
+
+from ferret.corpus.numbers import parse_number
+from ferret.programs.arithmetic import compute
+from ferret.programs.iterative import IterativeRetriever
+from ferret.programs.lm import answering
+from ferret.programs.statement_metric import statement_calculation
+from tests.fakes import scripted_lm
+
+
+class _Filing:
+    """A corpus of one filing "f": pages of table rows ({page: (unit line, {label: {header: printed}})})."""
+
+    def __init__(self, pages: dict[int, tuple[str, list[tuple[str, dict[str, str]]]]]):
+        self.texts = {page: unit for page, (unit, _) in pages.items()}
+        self.rows = [{"annotation_id": f"row:{page}:{i}", "kind": "row", "label": label, "fields": fields, "doc_id": "f",
+                      "page": page, "section": "Statements", "score": 1.0,
+                      "value": next((parse_number(v) for v in fields.values() if parse_number(v) is not None), None)}
+                     for page, (_, rows) in pages.items() for i, (label, fields) in enumerate(rows)]
+
+    def annotations_search(self, query, bucket=None, doc_id=None, top_k=20):
+        return [dict(row) for row in self.rows if doc_id in (None, row["doc_id"])][:top_k]
+
+    def page_text(self, doc_id, page):
+        return self.texts.get(page)
+
+    def page_cells(self, doc_id, page):
+        return [{"label": row["label"], "cells": [(h, v, parse_number(v)) for h, v in row["fields"].items()]}
+                for row in self.rows if row["page"] == page]
+
+
+YEARS = ("Year Ended December 31, 2020", "Year Ended December 31, 2019")
+FILING = _Filing({
+    1: ("(In millions, except per share data)", [
+        ("Net sales", dict(zip(YEARS, ("$2,000", "$1,600")))),
+        ("Cost of sales", dict(zip(YEARS, ("1,200", "1,000")))),
+        ("Operating income", dict(zip(YEARS, ("300", "200")))),
+        ("Net income", dict(zip(YEARS, ("250", "150")))),
+        ("Net income", dict(zip(YEARS, ("2.50", "1.50")))),  # per share: a hundredth of the amount
+    ]),
+    2: ("(In millions)", [
+        ("Inventories", {"December 31, 2020": "500", "December 31, 2019": "400"}),
+        ("Total current assets", {"December 31, 2020": "1,800", "December 31, 2019": "1,500"}),
+        ("Accounts payable", {"col1": "300", "col2": "260"}),  # headers read as none: its page's years
+        ("Total current liabilities", {"December 31, 2020": "900", "December 31, 2019": "1,000"}),
+    ]),
+    3: ("(In millions)", [
+        ("Net cash provided by operating activities", {"In Millions": "$700", "Fiscal 2020": "$640"}),  # out of line
+        ("Net cash provided by operating activities", dict(zip(YEARS, ("640", "560")))),
+        ("Purchases of property and equipment", dict(zip(YEARS, ("(140)", "(120)")))),
+        ("Dividends paid", dict(zip(YEARS, ("(100)", "(90)")))),
+        ("Inventories", dict(zip(YEARS, ("(100)", "(30)")))),  # a change, beside the balance sheet's amount
+    ]),
+})
+
+
+def value(question: str, corpus=FILING) -> float | None:
+    calculation = statement_calculation(corpus, question, "f")
+    if calculation is None:
+        return None
+    return round(compute(calculation.expression).value if calculation.expression else parse_number(calculation.answer), 4)
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What is the FY2020 days payable outstanding (DPO)? DPO is defined as: 365 * (average accounts payable between "
+     "FY2019 and FY2020) / (FY2020 COGS + change in inventory between FY2019 and FY2020). Round to two decimal places.",
+     round(365 * (300 + 260) / 2 / (1200 + 500 - 400), 4)),
+    ("What is the FY2020 working capital ratio? Define working capital ratio as total current assets divided by total "
+     "current liabilities. Round your answer to two decimal places.", 2.0),
+    ("What is the FY2020 operating cash flow ratio? Operating cash flow ratio is defined as: cash from operations / "
+     "total current liabilities.", round(640 / 900, 4)),
+    ("What is the FY2019 - FY2020 2 year average unadjusted operating income % margin? Answer in units of percents.",
+     round((200 / 1600 * 100 + 300 / 2000 * 100) / 2, 4)),
+    ("What is the FY2020 net profit margin (as a %)?", 12.5),  # the amount's row, not the per-share one
+    ("What is the year-over-year change in revenue from FY2019 to FY2020 (in units of percents)?", 25.0),
+    ("What is the FY2020 retention ratio (using total cash dividends paid and net income attributable to "
+     "shareholders)?", 0.6),
+    ("What is the FY2020 free cash flow (FCF)? Answer in USD millions.", 500.0),  # a payment's sign aside
+    ("What is the FY2020 total amount of inventories? Answer in USD millions.", 500.0),  # the balance, not the change
+    ("How much did the company generate in cash flow from operating activities in FY2019?", 560.0),
+])
+def test_the_metric_is_computed_from_the_rows_and_years_it_needs(question, expected):
+    assert value(question) == expected
+
+
+def test_an_amount_asked_in_millions_of_a_filing_printed_in_thousands_is_divided():
+    thousands = _Filing({1: ("(In thousands)", [("Total current liabilities", {"2020": "5,466,312", "2019": "4,586,657"})])})
+    calculation = statement_calculation(thousands, "What is the FY2020 total current liabilities (in USD millions)?", "f")
+    assert calculation.expression == "(5466312) / 1000"
+    assert statement_calculation(thousands, "What is the FY2020 total current liabilities?", "f").answer == "5,466,312"
+
+
+def test_the_rows_of_a_metric_share_their_pages_unit():
+    mixed = _Filing({1: ("(In millions)", [("Net cash provided by operating activities", {"2020": "2,912.9"})]),
+                     2: ("(In thousands)", [("Net cash provided by operating activities", {"2020": "2,912,853"}),
+                                            ("Total current liabilities", {"2020": "3,527,457"})])})
+    question = "What is the FY2020 operating cash flow ratio? Operating cash flow ratio is defined as: cash from operations / total current liabilities."
+    assert statement_calculation(mixed, question, "f").expression == "2912853 / 3527457"
+
+
+@pytest.mark.parametrize("question, doc_id", [
+    ("What is the FY2020 total amount of inventories?", None),  # no one filing
+    ("What is the total amount of inventories in 2020?", "f"),  # no fiscal year named
+    ("Does the company have an improving operating margin as of FY2020?", "f"),  # yes or no
+    ("Why did the FY2020 net sales change?", "f"),  # a reason
+    ("What were the FY2020 net sales and cost of sales?", "f"),  # two items, no metric of them
+    ("What is the FY2020 quick ratio? Quick ratio is defined as: (cash + receivables) / total current liabilities.", "f"),
+    ("What is the FY2020 goodwill?", "f"),  # no line item the module knows
+    ("What is the FY2021 total amount of inventories?", "f"),  # no cell of the year
+])
+def test_a_question_the_rules_do_not_cover_is_left_to_the_reads(question, doc_id):
+    assert statement_calculation(FILING, question, doc_id) is None
+
+
+STATEMENTS = """# Acme Corp Annual Report
+
+## Consolidated Balance Sheets
+
+(In millions)
+
+Item  2023  2022
+Inventories  1,200  1,000
+Total current assets  5,000  4,400
+Accounts payable  900  700
+Total current liabilities  2,500  2,000
+"""
+
+
+@pytest.fixture(scope="module")
+def filing(tmp_path_factory):
+    from ferret.corpus.ingest import ingest
+    from ferret.corpus.tools import Corpus
+
+    root = tmp_path_factory.mktemp("filing")
+    (root / "acme.md").write_text(STATEMENTS)
+    ingest([root / "acme.md"], root / "index")
+    return Corpus(root / "index")
+
+
+def test_the_iterative_program_answers_the_filings_metric_in_code_after_the_router_alone(filing):
+    question = ("What is the FY2023 working capital ratio for Acme? Define working capital ratio as total current "
+                "assets divided by total current liabilities. Round your answer to two decimal places.")
+    lm, engine = scripted_lm()
+    with answering(lm):
+        result = IterativeRetriever(filing)(question=question, doc_id="acme")
+    assert engine.steps() == ["route"] and result.lm_calls == 1
+    assert result.status == "answer" and result.answered_by == "table" and result.answer == "2"
+    assert result.computation == "5000 / 2500" and result.grounding == "grounded" and result.citations_verified
+    assert {citation["page"] for citation in result.citations} == {1}
+    assert result.trajectory[1]["lm_call"] is False
