@@ -86,12 +86,12 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
     if before == after or percentage and ("%" in printed_before + printed_after or not before):
         return None
     if percentage:
-        expression = f"({_number(after)} - {_number(before)}) / {_number(before)} * 100"
+        expression = f"({plain_number(after)} - {plain_number(before)}) / {plain_number(before)} * 100"
     elif "change" in ops:  # how much something fell is the earlier value less the later
         fell = _FELL.search(asked) and not _ROSE.search(asked)
-        expression = f"{_number(before)} - {_number(after)}" if fell else f"{_number(after)} - {_number(before)}"
+        expression = f"{plain_number(before)} - {plain_number(after)}" if fell else f"{plain_number(after)} - {plain_number(before)}"
     else:
-        expression = f"({_number(after)} + {_number(before)}) / 2"
+        expression = f"({plain_number(after)} + {plain_number(before)}) / 2"
     return RowCalculation(expression, [row_passage(row) for row in rows])
 
 
@@ -110,6 +110,6 @@ def _year_cell(rows: list[dict], year: str, asked: set[str]) -> tuple[float, str
     return next(iter(found)) if len(values) == 1 else None
 
 
-def _number(value: float) -> str:
+def plain_number(value: float) -> str:
     """A value as the expression grammar reads it: no exponent, no thousands separator."""
     return f"{value:f}".rstrip("0").rstrip(".")

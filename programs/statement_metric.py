@@ -9,9 +9,9 @@ metric becomes an expression over line items (LINE_ITEMS) and fiscal years:
 - the question's own definition ("X is defined as: ...", "Define X as A divided by B"): its terms
   "average A between FYa and FYb", "change in A between FYa and FYb", "FYn A", and a bare "A" of the
   question's first fiscal year, joined by operators, numbers and parentheses only;
-- else a metric defined one way in every textbook (`_named`): an item's "% margin" (of revenue; a
-  "N year average" of it over the years it names), a year-over-year change or growth rate in
-  percent, EBITDA, free cash flow, the working capital, operating cash flow and retention ratios;
+- else a metric defined one way in every textbook (`_named`): an item's "% margin" (of revenue; gross
+  and EBITDA margins too; a "N year average" of it over the years it names), a year-over-year change
+  or growth rate in percent, free cash flow, the working capital, operating cash flow and retention ratios;
 - else the one line item the question names, its printed cell the answer ("the FY2019 total amount
   of inventories").
 A line item is a row of the filing whose whole label reads as that item ("Total net sales" for
@@ -22,18 +22,18 @@ its page whose headers do. Of several rows of an item, the one on a page with th
 metric's other items wins, then the largest value (a total, not a segment of it).
 Nothing is guessed: a question is left to the reads unless it is asked of one document, names a
 fiscal year ("FY2019"), asks no yes/no, why or how, and every item of its expression has a row with
-one cell of each year it needs. Amounts are used as printed (their sign aside): a metric in "USD
-millions" is right for a filing printed in millions.
+one cell of each year it needs. Amounts are used as printed, their sign aside (a payment's
+parentheses).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from ferret.corpus.numbers import parse_number
+from ferret.corpus.numbers import YEAR, parse_number
 from ferret.programs.grounding import asks_reason
 from ferret.programs.passage_answer import asks_yes_no
-from ferret.programs.row_arithmetic import row_passage
+from ferret.programs.row_arithmetic import plain_number, row_passage
 
 ROW_CANDIDATES = 30  # rows looked at for each line item
 # item: (the words its rows are searched by, how a question names it, how a row's whole label reads it)
@@ -81,7 +81,6 @@ _CHANGE = re.compile(rf"(?:year[- ]over[- ]year|yoy)\s+change in\s+([\w&' ]+?)\s
                      rf"|{_FY}\s*-\s*{_FY}\s+([\w&' ]+?)\s+growth rate", re.IGNORECASE)
 _METRIC_WORDS = re.compile(r"\b(?:ratio|margin|change|growth|average|percent\w*|turnover|days|per share|%)", re.IGNORECASE)
 _COUNTS = {"three": 3, "five": 5}
-_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 _UNIT = re.compile(r"\bin (thousands|millions|billions)\b", re.IGNORECASE)  # "(In thousands, except per share data)"
 _SCALES = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
 _MILLIONS = re.compile(r"\bin (?:usd |us\$ ?|\$ ?)?millions\b", re.IGNORECASE)
@@ -112,7 +111,7 @@ def statement_calculation(corpus, question: str, doc_id: str | None) -> Statemen
     else:
         return None
     hits = [row_passage(row) for row in {row["annotation_id"]: row for row, _ in cells}.values()]
-    numbers = [_number(abs(parse_number(printed))) for _, printed in cells]
+    numbers = [plain_number(abs(parse_number(printed))) for _, printed in cells]
     expression = text.format(*numbers)
     if _MILLIONS.search(question) and scale in (1e3, 1e9):  # an amount asked in millions, printed in thousands or billions
         expression = f"({expression}) / 1000" if scale == 1e3 else f"({expression}) * 1000"
@@ -255,14 +254,14 @@ def _cell(corpus, rows: list[dict], year: str) -> tuple[dict, str] | None:
     row whose headers print no year comes back under its page's (`_page_headers`), one whose headers
     print years for some cells only is skipped (its headers were read out of line)."""
     for row in rows:
-        dated = [bool(_YEAR.search(header)) for header in row["fields"]]
+        dated = [bool(YEAR.search(header)) for header in row["fields"]]
         if any(dated) and not all(dated):
             continue
         if not any(dated):
             headers = _page_headers(corpus, row, len(row["fields"]))
             row = {**row, "fields": dict(zip(headers, row["fields"].values()))} if headers else row
         cells = [text for header, text in row["fields"].items()
-                 if re.search(rf"\b{year}\b", header) and parse_number(text) is not None]
+                 if re.search(rf"(?<!\d){year}(?!\d)", header) and parse_number(text) is not None]
         if len(cells) == 1:
             return row, cells[0]
     return None
@@ -273,15 +272,10 @@ def _page_headers(corpus, row: dict, width: int) -> list[str] | None:
     the years of the page's first line that prints as many distinct years ("December 31, 2020  2019")."""
     for other in corpus.page_cells(row["doc_id"], row["page"]):
         headers = [header for header, _, _ in other["cells"]]
-        if len(headers) == width and all(_YEAR.search(header) for header in headers):
+        if len(headers) == width and all(YEAR.search(header) for header in headers):
             return headers
     for line in (corpus.page_text(row["doc_id"], row["page"]) or "").splitlines():
-        years = _YEAR.findall(line)
+        years = YEAR.findall(line)
         if len(years) == width and len(set(years)) == width:
             return years
     return None
-
-
-def _number(value: float) -> str:
-    """A value as the expression grammar reads it: no exponent, no thousands separator."""
-    return f"{value:f}".rstrip("0").rstrip(".")
