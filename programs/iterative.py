@@ -1,14 +1,14 @@
 """The iterative retriever: one looping dspy.Module whose steps are typed signatures.
 
-question → Router (intent, search terms, subqueries, route)
+question → table rung, no LM: a change, percentage change or average between two years of the one table
+  row the question names is written in code from the row's cells (`programs.row_arithmetic`), or a
+  filing's metric of a fiscal year from its statements' line items (`programs.statement_metric`: "FY2020
+  DPO", "FY2019 total inventories"), and settled like a read's calculation (no LM call at all when it
+  grounds); when it does not, its failure is recorded and the program goes on
+→ Router (intent, search terms, subqueries, route)
 → a list or aggregate question on the structured route is answered in code from annotations
   (`programs.structured`: filters widened when empty, an overload asks to narrow); when even that
   finds no row, the loop below runs on the other routes
-→ table rung, no LM: a change, percentage change or average between two years of the one table row the
-  question names is written in code from the row's cells (`programs.row_arithmetic`), or a filing's metric
-  of a fiscal year from its statements' line items (`programs.statement_metric`: "FY2020 DPO", "FY2019
-  total inventories"), and settled like a read's calculation; when it does not ground, its failure is
-  recorded and the reads go on
 → first rung, the cheapest read that can answer: the question's top hybrid passages (the one-call
   baseline's search; with `long_text`, on the Router's "long_text" route, the top passages inside the
   long-document chunk whose summary matches best, and that summary's leading sentences) read by one
@@ -174,6 +174,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
 
     def _answer(self, state: "_Run") -> dspy.Prediction:
         question = state.question
+        if (table := self._table(state)) is not None:  # code first: no LM call, not even the Router's
+            return self._result(state, table, rerank=False)
         decision = self._route(state)
         rungs = ladder(decision.route, decision.fallbacks, document_scoped=state.doc_id is not None,
                        filtered=bool(state.routed_bucket or state.filters))
@@ -187,8 +189,6 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                 return self._result(state, table.outcome)
             rungs = [rung for rung in rungs if rung.method != "annotations"]  # widened and still empty
         policy = Policy(rungs)
-        if (table := self._table(state, policy)) is not None:
-            return self._result(state, table, rerank=False)
         why = hop_needed(question)  # then the read waits for the hop: a one-hop read would answer from half the way
         if not why and (read := self._read(state, policy, *self._question_hits(state, decision.route))) is not None:
             return self._result(state, read, rerank=False)
@@ -345,8 +345,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             reason, step["error"] = state.error(error, "the read output was malformed")
         return self._settle(state, policy, "read", step, hits, read, reason)
 
-    def _table(self, state: "_Run", policy: Policy) -> dict | None:
-        """The table rung, before any read, written in code (no LM) and settled as a read's calculation: a
+    def _table(self, state: "_Run") -> dict | None:
+        """The table rung, before the Router and any read, written in code (no LM) and settled as a read's calculation: a
         change, percentage change or average of the one table row the question names, between its two
         years (`programs.row_arithmetic`), else a filing's metric of a fiscal year over its statements'
         line items (`programs.statement_metric`); None, with nothing recorded, when the question is neither."""
@@ -362,9 +362,9 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         state.show(hits)
         step = {"rung": "table", "strategy": f"table: {how}, computed in code", "results": len(hits),
                 "calculation": expression, "answer": read.answer, "lm_call": False}
-        return self._settle(state, policy, "table", step, hits, read, read.problem)
+        return self._settle(state, None, "table", step, hits, read, read.problem)
 
-    def _settle(self, state: "_Run", policy: Policy, name: str, step: dict, hits: list[dict],
+    def _settle(self, state: "_Run", policy: Policy | None, name: str, step: dict, hits: list[dict],
                 read: PassageAnswer | None, reason: str) -> dict | None:
         """A read's outcome when its answer stands (nothing said missing, every number printed on a cited
         page or computed in code from printed values, citations on their pages, grounded); else None,

@@ -79,13 +79,13 @@ def test_rows_of_one_label_that_disagree_or_one_value_read_twice_compute_nothing
     assert row_calculation(disagree, "What was the change in revenue between 2018 and 2019?") is None
 
 
-def test_the_iterative_program_answers_the_rows_change_in_code_after_the_router_alone(small_corpus):
+def test_the_iterative_program_answers_the_rows_change_in_code_with_no_lm_call(small_corpus):
     lm, engine = scripted_lm()
     with answering(lm):
         result = IterativeRetriever(small_corpus)(question="What was the percentage change in total revenue from 2022 to 2023?",
                                                   doc_id="report")
-    assert engine.steps() == ["route"] and result.lm_calls == 1
+    assert engine.steps() == [] and result.lm_calls == 0  # code first: not even the Router is asked
     assert result.status == "answer" and result.answered_by == "table" and result.grounding == "grounded"
     assert result.computation == "(3650 - 3150) / 3150 * 100" and result.citations_verified
-    assert [step["step"] for step in result.trajectory] == ["route", "table"]
-    assert result.trajectory[1]["lm_call"] is False
+    assert [step["step"] for step in result.trajectory] == ["table"]
+    assert result.trajectory[0]["lm_call"] is False

@@ -140,14 +140,24 @@ def filing(tmp_path_factory):
     return Corpus(root / "index")
 
 
-def test_the_iterative_program_answers_the_filings_metric_in_code_after_the_router_alone(filing):
+def test_the_iterative_program_answers_the_filings_metric_in_code_with_no_lm_call(filing):
     question = ("What is the FY2023 working capital ratio for Acme? Define working capital ratio as total current "
                 "assets divided by total current liabilities. Round your answer to two decimal places.")
     lm, engine = scripted_lm()
     with answering(lm):
         result = IterativeRetriever(filing)(question=question, doc_id="acme")
-    assert engine.steps() == ["route"] and result.lm_calls == 1
+    assert engine.steps() == [] and result.lm_calls == 0
     assert result.status == "answer" and result.answered_by == "table" and result.answer == "2"
     assert result.computation == "5000 / 2500" and result.grounding == "grounded" and result.citations_verified
     assert {citation["page"] for citation in result.citations} == {1}
-    assert result.trajectory[1]["lm_call"] is False
+    assert [step["step"] for step in result.trajectory] == ["table"]
+
+
+def test_a_metric_that_does_not_ground_is_a_recorded_failure_and_the_router_runs(filing):
+    question = "What is the FY2023 working capital ratio for Acme?"  # its rows' labels name none of its words
+    lm, engine = scripted_lm()
+    with answering(lm):
+        result = IterativeRetriever(filing)(question=question, doc_id="acme")
+    table = next(step for step in result.trajectory if step["step"] == "table")
+    assert table["answer"] == "2" and table["succeeded"] is False and table["grounding"] == "on_page"
+    assert engine.steps()[0] == "route" and result.answered_by != "table"  # then the LM is asked
