@@ -74,9 +74,9 @@ from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, 
 from ferret.programs.passage_answer import PassageAnswer, answer_from_passages, computed_answer
 from ferret.programs.repairs import repairs_on, step_lm
 from ferret.programs.row_arithmetic import named_rows, row_calculation, row_passage
-from ferret.programs.statement_metric import statement_calculation
 from ferret.programs.result import check_input, error_text, measured, outcome
 from ferret.programs.settings import SavedSettings
+from ferret.programs.statement_metric import statement_calculation
 from ferret.programs.strategy import Attempt, Policy, Strategy, ladder
 from ferret.programs.structured import (ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, grounded, item_words,
                                         nothing_matched, table_query, year_filter)
@@ -346,10 +346,11 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         return self._settle(state, policy, "read", step, hits, read, reason)
 
     def _table(self, state: "_Run") -> dict | None:
-        """The table rung, before the Router and any read, written in code (no LM) and settled as a read's calculation: a
-        change, percentage change or average of the one table row the question names, between its two
-        years (`programs.row_arithmetic`), else a filing's metric of a fiscal year over its statements'
-        line items (`programs.statement_metric`); None, with nothing recorded, when the question is neither."""
+        """The table rung, before the Router and any read, written in code (no LM) and settled as a read's
+        calculation: a change, percentage change or average of the one table row the question names,
+        between its two years (`programs.row_arithmetic`), else a filing's metric of a fiscal year over its
+        statements' line items (`programs.statement_metric`); None, with nothing recorded, when the
+        question is neither."""
         if (calculation := row_calculation(self.corpus, state.question, bucket=state.bucket, doc_id=state.doc_id)) is not None:
             hits, expression, how = calculation.hits, calculation.expression, "the question's row"
             read = answer_from_passages(state.question, hits, expression, "", [])
