@@ -72,6 +72,12 @@ _ASKS_NAME = re.compile(r"\b(?:name[ds]?|called|titled|where)\b", re.IGNORECASE)
 _ASKS_PERSON = re.compile(r"^\s*(?:who|whom)\b|\bwith whom\b|\bwho (?:was|is|were|did)\b", re.IGNORECASE)
 _NUMBER_WORDS = re.compile(r"\b(?:once|twice|thrice|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
                            re.IGNORECASE)
+_UP = r"improv\w*|increas\w*|grow|grew|grown|growing|rise|rose|risen|rising|higher|expand\w*"
+_DOWN = r"declin\w*|decreas\w*|drop\w*|fell|fall\w*|lower|shr[ai]nk\w*|worsen\w*|deteriorat\w*"
+_EITHER = re.compile(rf"\b(?P<first>{_UP}|{_DOWN})\s+or\s+(?P<second>{_UP}|{_DOWN})\b", re.IGNORECASE)
+_DIRECTION = re.compile(rf"\b(?:(?P<up>{_UP})|(?P<down>{_DOWN})|(?P<positive>positive)|(?P<negative>negative))\b", re.IGNORECASE)
+_VERDICT_START = re.compile(rf"\s*(?:yes|no|{_UP}|{_DOWN})\b", re.IGNORECASE)
+_QUARTER = re.compile(r"\b(?:q[1-4]|quarters?|h[12])\b", re.IGNORECASE)
 _YES_NO_START = re.compile(r"\s*(?:yes|no)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w'’%$.,-]+")
 _PERIOD = re.compile(r"(?:fy|cy|q[1-4]|h[12])?\d+(?:-?[a-z])?")
@@ -130,6 +136,28 @@ def numbers_only(answer: str) -> bool:
 def asks_reason(question: str) -> bool:
     """The question asks why or how, what drove or explains something, or for a description."""
     return bool(_ASKS_REASON.match(question))
+
+
+def asks_direction(question: str) -> str:
+    """What a question about fiscal years asks of a value's direction: "up" or "down" when its yes/no sentence
+    asks whether it improved (increased, grew) or declined ("Does Adobe have an improving operating margin
+    profile as of FY2022?"), "either" when it asks which of the two ("Has AMCOR's quick ratio improved or
+    declined?"), "positive" or "negative" when its yes/no sentence asks for that sign ("Does Corning have
+    positive working capital?"); "" otherwise, and for a question about quarters."""
+    if _QUARTER.search(question):
+        return ""
+    if (either := _EITHER.search(question)) and bool(re.fullmatch(_UP, either["first"], re.IGNORECASE)) \
+            != bool(re.fullmatch(_UP, either["second"], re.IGNORECASE)):
+        return "either"
+    found = _DIRECTION.search(asks_yes_no(question))
+    return next((name for name, word in found.groupdict().items() if word), "") if found else ""
+
+
+def direction_word(question: str, up: bool) -> str:
+    """The question's own word for a rise (`up`) or a fall, of a question that asks which ("improved")."""
+    either = _EITHER.search(question)
+    first_up = bool(re.fullmatch(_UP, either["first"], re.IGNORECASE))
+    return either["first"] if first_up == up else either["second"]
 
 
 def asks_year(question: str) -> bool:
@@ -196,11 +224,14 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
     or a year or the answer is one; else its words. `bridges`: the names through which a multi-hop
     search reached its pages (`corpus.hops`); a context naming one is about the question as if it named
     the question's words."""
-    if wrong_type := expected_type(question, answer) or computed_type(question, computation):
+    # a verdict computed in code ("No. It fell from 36.8 in FY2021 to 34.6 in FY2022."): its computation is a
+    # difference whatever it compares, and its operands, not a sentence, ground it, in the years it names
+    verdict = bool(computation) and bool(asks_direction(question)) and bool(_VERDICT_START.match(answer))
+    if wrong_type := expected_type(question, answer) or (not verdict and computed_type(question, computation)):
         return Grounding(UNSUPPORTED, wrong_type)
     pages = list(dict.fromkeys(pages))
     texts = {place: corpus.page_text(*place) or "" for place in pages}
-    if asks_yes_no(question):
+    if asks_yes_no(question) and not verdict:
         return _ground_claim(question, texts, corpus)
     if values is None:
         if not (asks_number(question) or _ASKS_YEAR.search(question) or numbers_only(answer)):
@@ -209,7 +240,7 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
     if not values:
         return Grounding(UNSUPPORTED, "the answer states no number")
     asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))),
-                   question_years(question), _count_unit(question), len(values) == 1, "" if computation else question,
+                   question_years(question) | (set(YEAR.findall(answer)) if verdict else set()), _count_unit(question), len(values) == 1, "" if computation else question,
                    stems(question) & GENERIC)
     cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
     if _ASKS_YEAR.search(question) and asked.single and (column := _year_column(question, values[0], cells, asked.words)):

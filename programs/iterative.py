@@ -76,7 +76,7 @@ from ferret.programs.repairs import repairs_on, step_lm
 from ferret.programs.row_arithmetic import named_rows, row_calculation, row_passage
 from ferret.programs.result import check_input, error_text, measured, outcome
 from ferret.programs.settings import SavedSettings
-from ferret.programs.statement_metric import statement_calculation
+from ferret.programs.statement_metric import statement_calculation, statement_verdict, verdict_answer
 from ferret.programs.strategy import Attempt, Policy, Strategy, ladder
 from ferret.programs.structured import (ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, grounded, item_words,
                                         nothing_matched, table_query, year_filter)
@@ -358,6 +358,10 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             hits, expression, how = metric.hits, metric.expression or metric.answer, "the filing's line items"
             read = computed_answer(state.question, expression, hits) if metric.expression else \
                 answer_from_passages(state.question, hits, "", metric.answer, [1])
+        elif (verdict := statement_verdict(self.corpus, state.question, state.doc_id)) is not None:
+            hits, how = verdict.hits, "the filing's line items, compared"
+            read = verdict_answer(state.question, verdict)
+            expression = read.computation
         else:
             return None
         state.show(hits)

@@ -9,9 +9,11 @@ metric becomes an expression over line items (LINE_ITEMS) and fiscal years:
 - the question's own definition ("X is defined as: ...", "Define X as A divided by B"): its terms
   "average A between FYa and FYb", "change in A between FYa and FYb", "FYn A", and a bare "A" of the
   question's first fiscal year, joined by operators, numbers and parentheses only;
-- else a metric defined one way in every textbook (`_named`): an item's "% margin" (of revenue; gross
-  and EBITDA margins too; a "N year average" of it over the years it names), a year-over-year change
-  or growth rate in percent, free cash flow, the working capital, operating cash flow and retention ratios;
+- else a metric defined one way in every textbook (`_named`): an item's "% margin" (of revenue; gross,
+  operating, net and EBITDA margins too; a "N year average" of it over the years it names), a
+  year-over-year change or growth rate in percent, free cash flow and its conversion (of net income, in
+  percent), the working capital (current assets less current liabilities), and the working capital,
+  operating cash flow and retention ratios (not the quick ratio: its "quick" assets are defined two ways);
 - else the one line item the question names, its printed cell the answer ("the FY2019 total amount
   of inventories").
 A line item is a row of the filing whose whole label reads as that item ("Total net sales" for
@@ -19,11 +21,17 @@ revenue, "Net cash provided by operating activities" for cash from operations); 
 cell is the one whose column header prints the year ("Year Ended December 31, 2017", "February 2,
 2019"), or, in a row whose headers print no year ("col1"), the cell in the same position of a row of
 its page whose headers do. Of several rows of an item, the one on a page with the most of the
-metric's other items wins, then the largest value (a total, not a segment of it).
+metric's other items wins, then the largest value (a total, not a segment of it). Each row used is
+a passage that names its line item as the way it was reached ("via"), as a hop names its bridge.
 Nothing is guessed: a question is left to the reads unless it is asked of one document, names a
 fiscal year ("FY2019"), asks no yes/no, why or how, and every item of its expression has a row with
 one cell of each year it needs. Amounts are used as printed, their sign aside (a payment's
 parentheses).
+A yes/no question whether such a metric improved, grew or declined ("Does Adobe have an improving
+operating margin profile as of FY2022?"), or which of the two it did, or whether it is positive
+(`grounding.asks_direction`; never of a quarter), gets a verdict (`statement_verdict`,
+`verdict_answer`): the metric of the two years it names, or of the year it names and the one before,
+computed the same way, and compared ("No. It fell from 36.7564 in FY2021 to 34.6359 in FY2022.").
 """
 from __future__ import annotations
 
@@ -31,8 +39,9 @@ import re
 from dataclasses import dataclass
 
 from ferret.corpus.numbers import YEAR, parse_number
-from ferret.programs.grounding import asks_reason
-from ferret.programs.passage_answer import asks_yes_no
+from ferret.programs.arithmetic import format_result
+from ferret.programs.grounding import asks_direction, asks_reason, direction_word
+from ferret.programs.passage_answer import PassageAnswer, asks_yes_no, computed_answer
 from ferret.programs.row_arithmetic import plain_number, row_passage
 
 ROW_CANDIDATES = 30  # rows looked at for each line item
@@ -55,7 +64,7 @@ LINE_ITEMS = {
     "net income": ("net income net earnings attributable", r"net (?:income|earnings|profit)(?: attributable to (?:shareholders|stockholders))?",
                    r"net (?:income|earnings)(?: \(loss\))?(?: attributable to [\w .,&'-]+)?"),
     "d&a": ("depreciation and amortization", r"d&a|depreciation (?:and|&) amortization",
-            r"depreciation,? (?:and|&) amortization(?: expense)?"),
+            r"depreciation,? (?:and|&) amortization(?: expense| of [\w ,&]+)?"),
     "dividends": ("dividends paid", r"(?:total )?(?:cash )?dividends(?: paid)?",
                   r"(?:cash )?dividends paid(?: to [\w ]+)?|(?:payments? (?:of|for)|cash) dividends(?: paid)?"),
     "inventory": ("inventories", r"(?:merchandise )?inventor(?:y|ies)", r"(?:merchandise )?inventor(?:y|ies)(?:, net)?"),
@@ -81,6 +90,7 @@ _CHANGE = re.compile(rf"(?:year[- ]over[- ]year|yoy)\s+change in\s+([\w&' ]+?)\s
                      rf"|{_FY}\s*-\s*{_FY}\s+([\w&' ]+?)\s+growth rate", re.IGNORECASE)
 _METRIC_WORDS = re.compile(r"\b(?:ratio|margin|change|growth|average|percent\w*|turnover|days|per share|%)", re.IGNORECASE)
 _COUNTS = {"three": 3, "five": 5}
+_MARGIN_ITEMS = {"operating": "operating income", "net": "net income"}  # "operating margin", "net margin"
 _UNIT = re.compile(r"\bin (thousands|millions|billions)\b", re.IGNORECASE)  # "(In thousands, except per share data)"
 _SCALES = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
 _MILLIONS = re.compile(r"\bin (?:usd |us\$ ?|\$ ?)?millions\b", re.IGNORECASE)
@@ -90,19 +100,92 @@ _MILLIONS = re.compile(r"\bin (?:usd |us\$ ?|\$ ?)?millions\b", re.IGNORECASE)
 class StatementCalculation:
     expression: str  # over the cells' numbers; "" when the answer is one printed cell
     answer: str  # that cell's text, else ""
-    hits: list[dict]  # the rows used, each as a passage that names its columns (`row_passage`)
+    hits: list[dict]  # the rows used, each as a passage that names its columns (`row_passage`) and, as "via", its line item
+
+
+@dataclass(frozen=True)
+class StatementVerdict:
+    asked: str  # what the question asks of the metric (`grounding.asks_direction`): "up", "down", "either", "positive", "negative"
+    years: list[str]  # the fiscal years compared, earliest first (one, for a sign)
+    expressions: list[str]  # the metric of each year, over the cells' numbers
+    hits: list[dict]  # the rows used, each as a passage that names its columns (`row_passage`) and, as "via", its line item
 
 
 def statement_calculation(corpus, question: str, doc_id: str | None) -> StatementCalculation | None:
     """The question's metric over the line items of document `doc_id` (module rules), or None."""
     years = re.findall(_FY, question, re.IGNORECASE)
-    if doc_id is None or not years or asks_yes_no(question) or asks_reason(question):
+    if doc_id is None or not years or asks_yes_no(question) or asks_reason(question) or asks_direction(question):
         return None
     template = _defined(question, years[0]) or _named(question, years)
     single = template is None and _single(question, years[0])
     if template is None and not single:
         return None
     terms, text = template or ([single], "{0}")
+    if (filled := _filled(corpus, doc_id, terms)) is None:
+        return None
+    numbers, cells, hits, scale = filled
+    expression = text.format(*numbers)
+    if _MILLIONS.search(question) and scale in (1e3, 1e9):  # an amount asked in millions, printed in thousands or billions
+        expression = f"({expression}) / 1000" if scale == 1e3 else f"({expression}) * 1000"
+    elif single:
+        return StatementCalculation("", cells[0], hits)
+    return StatementCalculation(expression, "", hits)
+
+
+def statement_verdict(corpus, question: str, doc_id: str | None) -> StatementVerdict | None:
+    """The two years' values of the metric a question asks the trend of, or the one year's of a metric it
+    asks the sign of, over the line items of document `doc_id` (module rules), or None."""
+    asked = asks_direction(question)
+    years = sorted(set(re.findall(_FY, question, re.IGNORECASE)))
+    if doc_id is None or not asked or not years or len(years) > 2 or asks_reason(question):
+        return None
+    if asked in ("positive", "negative"):
+        periods = years[-1:]
+    else:
+        periods = years if len(years) == 2 else [str(int(years[0]) - 1), years[0]]  # "improving as of FY2022"
+    terms: list[tuple[str, str]] = []
+    texts = []
+    for year in periods:
+        template = _named(question, [year]) or ((single := _single(question, year)) and ([single], "{0}"))
+        if not template:
+            return None
+        texts.append(template[1].format(*(_slot(terms, item, item_year) for item, item_year in template[0])))
+    if (filled := _filled(corpus, doc_id, terms)) is None:
+        return None
+    numbers, _, hits, _ = filled
+    return StatementVerdict(asked, periods, [text.format(*numbers) for text in texts], hits)
+
+
+def verdict_answer(question: str, verdict: StatementVerdict) -> PassageAnswer:
+    """The verdict with the values it rests on ("No. It fell from 36.7925 in FY2021 to 34.6212 in FY2022."),
+    each year's value computed and its operands cited as `computed_answer` does; its computation is the
+    later year's value less the earlier's (a sign's: the one value). To a question that asks which, the
+    verdict is the question's own word ("improved"); a value unchanged gets none."""
+    reads = [computed_answer(question, expression, verdict.hits) for expression in verdict.expressions]
+    if problem := next((read.problem for read in reads if read.problem), ""):
+        return PassageAnswer("", problem=problem)
+    values = [read.derived[0] for read in reads]
+    findings = list({id(f): f for read in reads for f in read.findings}.values())
+    if len(values) == 1:
+        (value,), (year,) = values, verdict.years
+        holds = value > 0 if verdict.asked == "positive" else value < 0
+        answer = f"{'Yes' if holds else 'No'}. It was {format_result(value)} in FY{year}."
+        return PassageAnswer(answer, findings, values, verdict.expressions[0])
+    (first, last), (earlier, later) = values, verdict.years
+    computation = f"{verdict.expressions[1]} - ({verdict.expressions[0]})"
+    if first == last:
+        return PassageAnswer("", findings, problem=f"the metric was {format_result(first)} in FY{earlier} and FY{later}")
+    rose = last > first
+    verdict_word = direction_word(question, rose).capitalize() if verdict.asked == "either" else \
+        ("Yes" if rose == (verdict.asked == "up") else "No")
+    answer = (f"{verdict_word}. It {'rose' if rose else 'fell'} from {format_result(first)} in FY{earlier} "
+              f"to {format_result(last)} in FY{later}.")
+    return PassageAnswer(answer, findings, [first, last, last - first], computation)
+
+
+def _filled(corpus, doc_id: str, terms: list[tuple[str, str]]) -> tuple[list[str], list[str], list[dict], float | None] | None:
+    """(each term's number, each term's printed cell, the rows used as passages, their page unit) from
+    rows that share a page unit, or None when a term has no row with one cell of its year."""
     rows = _rows(corpus, doc_id, {item for item, _ in terms})
     for scale in _scales(rows, {item for item, _ in terms}):
         cells = [_cell(corpus, [row for row in rows[item] if row["scale"] == scale], year) for item, year in terms]
@@ -110,14 +193,10 @@ def statement_calculation(corpus, question: str, doc_id: str | None) -> Statemen
             break
     else:
         return None
-    hits = [row_passage(row) for row in {row["annotation_id"]: row for row, _ in cells}.values()]
+    used = {row["annotation_id"]: (row, item) for (row, _), (item, _) in zip(cells, terms)}.values()
+    hits = [{**row_passage(row), "via": LINE_ITEMS[item][0]} for row, item in used]
     numbers = [plain_number(abs(parse_number(printed))) for _, printed in cells]
-    expression = text.format(*numbers)
-    if _MILLIONS.search(question) and scale in (1e3, 1e9):  # an amount asked in millions, printed in thousands or billions
-        expression = f"({expression}) / 1000" if scale == 1e3 else f"({expression}) * 1000"
-    elif single:
-        return StatementCalculation("", cells[0][1], hits)
-    return StatementCalculation(expression, "", hits)
+    return numbers, [printed for _, printed in cells], hits, scale
 
 
 def _defined(question: str, year: str) -> tuple[list[tuple[str, str]], str] | None:
@@ -172,13 +251,17 @@ def _named(question: str, years: list[str]) -> tuple[list[tuple[str, str]], str]
     year = years[0]
     if "working capital ratio" in lowered:
         return terms, f"{_slot(terms, 'total current assets', year)} / {_slot(terms, 'total current liabilities', year)}"
+    if "working capital" in lowered:
+        return terms, f"{_slot(terms, 'total current assets', year)} - {_slot(terms, 'total current liabilities', year)}"
     if "operating cash flow ratio" in lowered:
         return terms, f"{_slot(terms, 'cash from operations', year)} / {_slot(terms, 'total current liabilities', year)}"
     if "retention ratio" in lowered:
         income = _slot(terms, "net income", year)
         return terms, f"({income} - {_slot(terms, 'dividends', year)}) / {income}"
-    if re.search(r"\bfree cash flow\b|\bfcf\b", lowered):
-        return terms, f"{_slot(terms, 'cash from operations', year)} - {_slot(terms, 'capex', year)}"
+    if re.search(r"\bfree cash ?flow\b|\bfcf\b", lowered):
+        free = f"{_slot(terms, 'cash from operations', year)} - {_slot(terms, 'capex', year)}"
+        return terms, (f"({free}) / {_slot(terms, 'net income', year)} * 100" if re.search(r"\bconversion\b", lowered)
+                       else free)
     return None
 
 
@@ -190,7 +273,7 @@ def _margin(terms: list[tuple[str, str]], what: str, year: str) -> str | None:
         amount = f"({_slot(terms, 'operating income', year)} + {_slot(terms, 'd&a', year)})"
     elif what.endswith("gross"):
         amount = f"({revenue} - {_slot(terms, 'cogs', year)})"
-    elif (item := _item(what)) is not None and item != "revenue":
+    elif (item := _MARGIN_ITEMS.get(what.split()[-1] if what else "") or _item(what)) is not None and item != "revenue":
         amount = _slot(terms, item, year)
     else:
         return None

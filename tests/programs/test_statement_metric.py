@@ -7,7 +7,8 @@ from ferret.corpus.numbers import parse_number
 from ferret.programs.arithmetic import compute
 from ferret.programs.iterative import IterativeRetriever
 from ferret.programs.lm import answering
-from ferret.programs.statement_metric import statement_calculation
+from ferret.programs.grounding import GROUNDED, ON_PAGE, asks_direction, ground
+from ferret.programs.statement_metric import statement_calculation, statement_verdict, verdict_answer
 from tests.fakes import scripted_lm
 
 
@@ -154,10 +155,84 @@ def test_the_iterative_program_answers_the_filings_metric_in_code_with_no_lm_cal
 
 
 def test_a_metric_that_does_not_ground_is_a_recorded_failure_and_the_router_runs(filing):
-    question = "What is the FY2023 working capital ratio for Acme?"  # its rows' labels name none of its words
+    question = "What is the FY2023 average working capital ratio for Acme?"  # an average, not the one year's ratio
     lm, engine = scripted_lm()
     with answering(lm):
         result = IterativeRetriever(filing)(question=question, doc_id="acme")
     table = next(step for step in result.trajectory if step["step"] == "table")
-    assert table["answer"] == "2" and table["succeeded"] is False and table["grounding"] == "on_page"
+    assert table["answer"] == "2" and table["succeeded"] is False and table["grounding"] == "unsupported"
     assert engine.steps()[0] == "route" and result.answered_by != "table"  # then the LM is asked
+
+
+def test_the_rows_line_items_name_the_metric_a_question_names_without_them(filing):
+    question = "What is the FY2023 working capital ratio for Acme?"  # no row's label names its words
+    lm, engine = scripted_lm()
+    with answering(lm):
+        result = IterativeRetriever(filing)(question=question, doc_id="acme")
+    assert engine.steps() == [] and result.answer == "2" and result.grounding == "grounded"
+
+
+@pytest.mark.parametrize("question, asked, answer", [
+    ("Does the company have an improving operating margin profile as of FY2020? If operating margin is not a useful "
+     "metric for a company like this, then state that and explain why.", "up",
+     "Yes. It rose from 12.5 in FY2019 to 15 in FY2020."),
+    ("Has the company's gross margin improved or declined between FY2020 and FY2019?", "either",
+     "Improved. It rose from 37.5 in FY2019 to 40 in FY2020."),
+    ("Did the company's free cash flow conversion decline in FY2020?", "down",  # (640 - 140) / 250 against (560 - 120) / 150
+     "Yes. It fell from 293.3333 in FY2019 to 200 in FY2020."),
+    ("Did the company's net sales increase or decrease in FY2020?", "either",  # one line item, the year before
+     "Increase. It rose from 1,600 in FY2019 to 2,000 in FY2020."),
+    ("Does the company have positive working capital based on FY2020 data?", "positive", "Yes. It was 900 in FY2020."),
+    ("Does the company have negative working capital based on FY2019 data?", "negative", "No. It was 500 in FY2019."),
+])
+def test_a_metrics_trend_or_sign_is_a_verdict_over_the_years_values(question, asked, answer):
+    verdict = statement_verdict(FILING, question, "f")
+    assert verdict.asked == asked and verdict_answer(question, verdict).answer == answer
+    assert statement_calculation(FILING, question, "f") is None  # a verdict, not the one year's value
+
+
+@pytest.mark.parametrize("question", [
+    "Did the company's net sales increase in Q2 of FY2020?",  # a quarter: the statements print years
+    "Is the company's quick ratio improving as of FY2020?",  # no one definition
+    "Is the company's operating margin healthy in FY2020?",  # no direction asked
+    "Did the company's net sales increase in FY2021?",  # no cell of the year
+    "Does the company have an improving operating margin profile?",  # no fiscal year
+])
+def test_a_trend_the_rules_do_not_cover_gets_no_verdict(question):
+    assert statement_verdict(FILING, question, "f") is None
+
+
+def test_a_verdicts_operands_ground_in_the_years_it_names_only(filing):
+    question = "Is Acme's working capital ratio improving as of FY2023?"
+    verdict = statement_verdict(filing, question, "acme")
+    read = verdict_answer(question, verdict)
+    assert read.answer == "No. It fell from 2.2 in FY2022 to 2 in FY2023."
+    assert read.computation == "5000 / 2500 - (4400 / 2000)" and read.derived == pytest.approx([2.2, 2.0, -0.2])
+    values, pages = [4400.0, 2000.0, 5000.0, 2500.0], [("acme", 1)]
+    bridges = [hit["via"] for hit in verdict.hits]
+    assert ground(question, read.answer, values, pages, filing, read.computation, bridges).level == GROUNDED
+    elsewhere = read.answer.replace("FY2022", "FY2021")  # the earlier values are not 2021's
+    assert ground(question, elsewhere, values, pages, filing, read.computation, bridges).level == ON_PAGE
+
+
+def test_the_iterative_program_answers_a_verdict_in_code_with_no_lm_call(filing):
+    question = "Does Acme have positive working capital based on FY2023 data?"
+    lm, engine = scripted_lm()
+    with answering(lm):
+        result = IterativeRetriever(filing)(question=question, doc_id="acme")
+    assert engine.steps() == [] and result.lm_calls == 0 and result.answered_by == "table"
+    assert result.status == "answer" and result.answer == "Yes. It was 2,500 in FY2023." and result.grounding == "grounded"
+    assert result.computation == "5000 - 2500" and result.citations_verified
+
+
+@pytest.mark.parametrize("question, asked", [
+    ("Does Adobe have an improving Free cashflow conversion as of FY2022?", "up"),
+    ("Has AMCOR's quick ratio improved or declined between FY2023 and FY2022?", "either"),
+    ("Was there any drop in cash between FY2022 and FY2023?", "down"),
+    ("Does Corning have positive working capital based on FY2022 data?", "positive"),
+    ("Did JnJ's net earnings as a percent of sales increase in Q2 of FY2023 compared to Q2 of FY2022?", ""),
+    ("Is the company's margin healthy as of FY2022?", ""),
+    ("How much did revenue increase from FY2021 to FY2022?", ""),  # asks for an amount, not yes or no
+])
+def test_the_direction_a_question_asks_of_a_value(question, asked):
+    assert asks_direction(question) == asked
