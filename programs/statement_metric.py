@@ -24,7 +24,7 @@ its page whose headers do. Of several rows of an item, the one on a page with th
 metric's other items wins, then the largest value (a total, not a segment of it). Each row used is
 a passage that names its line item as the way it was reached ("via"), as a hop names its bridge.
 Nothing is guessed: a question is left to the reads unless it is asked of one document, names a
-fiscal year ("FY2019"), asks no yes/no, why or how, and every item of its expression has a row with
+fiscal year ("FY2019", or "FY19" for 2019), asks no yes/no, why or how, and every item of its expression has a row with
 one cell of each year it needs. Amounts are used as printed, their sign aside (a payment's
 parentheses).
 A yes/no question whether such a metric improved, grew or declined ("Does Adobe have an improving
@@ -69,6 +69,8 @@ LINE_ITEMS = {
                   r"(?:cash )?dividends paid(?: to [\w ]+)?|(?:payments? (?:of|for)|cash) dividends(?: paid)?"),
     "inventory": ("inventories", r"(?:merchandise )?inventor(?:y|ies)", r"(?:merchandise )?inventor(?:y|ies)(?:, net)?"),
     "accounts payable": ("accounts payable", r"accounts payable", r"accounts payable"),
+    "pp&e": ("property plant and equipment net", r"pp&?n?e|property,? plant,? (?:and|&) equipment",
+             r"property,? plant,? (?:and|&) equipment(?:, net)?"),
     "revenue": ("total net sales revenues", r"(?:total )?(?:net )?(?:revenues?|sales)",
                 r"(?:total )?(?:net )?(?:revenues?|sales)(?:, net)?"),
 }
@@ -77,6 +79,7 @@ _KEYS = list(LINE_ITEMS)
 _NOTE = r"(?:\s*\((?:\d+|[a-z]|notes? [\w ,]+)\))*"  # "(1)", "(Note 6)"
 _LABELS = {key: re.compile(rf"(?:{label}){_NOTE}", re.IGNORECASE) for key, (_, _, label) in LINE_ITEMS.items()}
 _FY = r"fy\s?(\d{4})"
+_SHORT_FY = re.compile(r"\bFY\s?(\d{2})\b", re.IGNORECASE)  # "FY20" is FY2020
 _TERM = re.compile(rf"(?:(?P<op>average|change in)\s+)?(?:{_FY.replace('(', '(?P<fy>')}\s+)?(?:the\s+)?\b(?:{_ITEM})\b"
                    rf"(?:\s+between\s+{_FY.replace('(', '(?P<a>')}\s+and\s+{_FY.replace('(', '(?P<b>')})?", re.IGNORECASE)
 _DEFINITION = re.compile(r"\b(?:defined|calculated)\s+as:?\s*(.+?)(?:\.\s|\.?$)|\bdefine\s+[\w\s]+?\s+as\s+(.+?)(?:\.\s|\.?$)",
@@ -113,6 +116,7 @@ class StatementVerdict:
 
 def statement_calculation(corpus, question: str, doc_id: str | None) -> StatementCalculation | None:
     """The question's metric over the line items of document `doc_id` (module rules), or None."""
+    question = _SHORT_FY.sub(r"FY20\1", question)
     years = re.findall(_FY, question, re.IGNORECASE)
     if doc_id is None or not years or asks_yes_no(question) or asks_reason(question) or asks_direction(question):
         return None
@@ -135,7 +139,7 @@ def statement_calculation(corpus, question: str, doc_id: str | None) -> Statemen
 def statement_verdict(corpus, question: str, doc_id: str | None) -> StatementVerdict | None:
     """The two years' values of the metric a question asks the trend of, or the one year's of a metric it
     asks the sign of, over the line items of document `doc_id` (module rules), or None."""
-    asked = asks_direction(question)
+    asked, question = asks_direction(question), _SHORT_FY.sub(r"FY20\1", question)
     years = sorted(set(re.findall(_FY, question, re.IGNORECASE)))
     if doc_id is None or not asked or not years or len(years) > 2 or asks_reason(question):
         return None

@@ -191,6 +191,15 @@ def test_a_metrics_trend_or_sign_is_a_verdict_over_the_years_values(question, as
     assert statement_calculation(FILING, question, "f") is None  # a verdict, not the one year's value
 
 
+def test_a_short_fiscal_year_is_the_centurys():
+    plant = _Filing({1: ("(In millions)", [("Property, plant and equipment, net", {"2021": "14,882", "2020": "13,745"}),
+                                           ("Purchases of property, plant and equipment", {"2021": "(2,711)", "2020": "(2,226)"})])})
+    question = "Did the company grow its PPNE between FY20 and FY21?"
+    assert verdict_answer(question, statement_verdict(plant, question, "f")).answer == \
+        "Yes. It rose from 13,745 in FY2020 to 14,882 in FY2021."
+    assert statement_calculation(plant, "What was the FY21 PP&E?", "f").answer == "14,882"
+
+
 @pytest.mark.parametrize("question", [
     "Did the company's net sales increase in Q2 of FY2020?",  # a quarter: the statements print years
     "Is the company's quick ratio improving as of FY2020?",  # no one definition
