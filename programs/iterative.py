@@ -356,7 +356,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             read = answer_from_passages(state.question, hits, expression, "", [])
         elif (metric := statement_calculation(self.corpus, state.question, state.doc_id)) is not None:
             hits, expression, how = metric.hits, metric.expression or metric.answer, "the filing's line items"
-            read = computed_answer(state.question, expression, hits) if metric.expression else \
+            read = computed_answer(state.question, expression, hits, metric.constants) if metric.expression else \
                 answer_from_passages(state.question, hits, "", metric.answer, [1])
         elif (verdict := statement_verdict(self.corpus, state.question, state.doc_id)) is not None:
             hits, how = verdict.hits, "the filing's line items, compared"

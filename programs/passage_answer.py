@@ -17,6 +17,8 @@ whole passage) are kept for the later steps of the loop, which never see raw tex
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ferret.corpus.numbers import YEAR, number_spans, numbers_in
@@ -122,8 +124,10 @@ def _stated(answer: str, read: list[dict], cited: list[dict]) -> PassageAnswer:
     return PassageAnswer(answer, [_whole(hit) for hit in cited], whole_passages=True)
 
 
-def computed_answer(question: str, calculation: str, read: list[dict]) -> PassageAnswer:
-    """The calculation's result as the answer, each operand a finding where `read` prints it (module rules)."""
+def computed_answer(question: str, calculation: str, read: list[dict], constants: Collection[float] = ()) -> PassageAnswer:
+    """The calculation's result as the answer, each operand a finding where `read` prints it (module rules);
+    `constants` are the calculation's own numbers, never quoted, as many times as it writes each (a metric's
+    "* 100", an average's "/ 3", written in code: a "(3)" footnote mark is not its operand)."""
     try:
         computation = compute(calculation)
     except ExpressionError as error:
@@ -133,7 +137,11 @@ def computed_answer(question: str, calculation: str, read: list[dict]) -> Passag
     if used := list(dict.fromkeys(o.text for o in computation.literals if o.value in years)):
         return PassageAnswer("", problem=f"the calculation uses the question's year {', '.join(used)} as a value")
     found, missing = [], []
+    own = Counter(constants)  # each written once per time the calculation writes it: an operand may equal one
     for operand in computation.literals:
+        if own[operand.value] > 0:
+            own[operand.value] -= 1
+            continue
         finding = _quoted_number(operand.value, read, scaled=False)
         if finding is None and (operand.value in CONSTANTS or operand.value in given):
             continue

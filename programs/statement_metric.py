@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ferret.corpus.numbers import YEAR, parse_number
+from ferret.corpus.numbers import YEAR, numbers_in, parse_number
 from ferret.programs.arithmetic import format_result
 from ferret.programs.grounding import asks_direction, asks_reason, direction_word
 from ferret.programs.passage_answer import PassageAnswer, asks_yes_no, computed_answer
@@ -104,6 +104,7 @@ class StatementCalculation:
     expression: str  # over the cells' numbers; "" when the answer is one printed cell
     answer: str  # that cell's text, else ""
     hits: list[dict]  # the rows used, each as a passage that names its columns (`row_passage`) and, as "via", its line item
+    constants: tuple[float, ...] = ()  # the expression's own numbers ("* 100"), not read from a row
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,7 @@ class StatementVerdict:
     years: list[str]  # the fiscal years compared, earliest first (one, for a sign)
     expressions: list[str]  # the metric of each year, over the cells' numbers
     hits: list[dict]  # the rows used, each as a passage that names its columns (`row_passage`) and, as "via", its line item
+    constants: tuple[float, ...] = ()  # the expressions' own numbers ("* 100"), not read from a row
 
 
 def statement_calculation(corpus, question: str, doc_id: str | None) -> StatementCalculation | None:
@@ -128,12 +130,11 @@ def statement_calculation(corpus, question: str, doc_id: str | None) -> Statemen
     if (filled := _filled(corpus, doc_id, terms)) is None:
         return None
     numbers, cells, hits, scale = filled
-    expression = text.format(*numbers)
     if _MILLIONS.search(question) and scale in (1e3, 1e9):  # an amount asked in millions, printed in thousands or billions
-        expression = f"({expression}) / 1000" if scale == 1e3 else f"({expression}) * 1000"
+        text = f"({text}) / 1000" if scale == 1e3 else f"({text}) * 1000"
     elif single:
         return StatementCalculation("", cells[0], hits)
-    return StatementCalculation(expression, "", hits)
+    return StatementCalculation(text.format(*numbers), "", hits, _constants(text))
 
 
 def statement_verdict(corpus, question: str, doc_id: str | None) -> StatementVerdict | None:
@@ -157,7 +158,8 @@ def statement_verdict(corpus, question: str, doc_id: str | None) -> StatementVer
     if (filled := _filled(corpus, doc_id, terms)) is None:
         return None
     numbers, _, hits, _ = filled
-    return StatementVerdict(asked, periods, [text.format(*numbers) for text in texts], hits)
+    return StatementVerdict(asked, periods, [text.format(*numbers) for text in texts], hits,
+                            tuple(n for text in texts for n in _constants(text)))
 
 
 def verdict_answer(question: str, verdict: StatementVerdict) -> PassageAnswer:
@@ -165,7 +167,7 @@ def verdict_answer(question: str, verdict: StatementVerdict) -> PassageAnswer:
     each year's value computed and its operands cited as `computed_answer` does; its computation is the
     later year's value less the earlier's (a sign's: the one value). To a question that asks which, the
     verdict is the question's own word ("improved"); a value unchanged gets none."""
-    reads = [computed_answer(question, expression, verdict.hits) for expression in verdict.expressions]
+    reads = [computed_answer(question, expression, verdict.hits, verdict.constants) for expression in verdict.expressions]
     if problem := next((read.problem for read in reads if read.problem), ""):
         return PassageAnswer("", problem=problem)
     values = [read.derived[0] for read in reads]
@@ -185,6 +187,11 @@ def verdict_answer(question: str, verdict: StatementVerdict) -> PassageAnswer:
     answer = (f"{verdict_word}. It {'rose' if rose else 'fell'} from {format_result(first)} in FY{earlier} "
               f"to {format_result(last)} in FY{later}.")
     return PassageAnswer(answer, findings, [first, last, last - first], computation)
+
+
+def _constants(text: str) -> tuple[float, ...]:
+    """The numbers an expression template writes itself (its "* 100", "/ 3"), not those of its {n} slots."""
+    return tuple(numbers_in(re.sub(r"\{\d+\}", " ", text)))
 
 
 def _filled(corpus, doc_id: str, terms: list[tuple[str, str]]) -> tuple[list[str], list[str], list[dict], float | None] | None:

@@ -7,6 +7,7 @@ from ferret.corpus.numbers import parse_number
 from ferret.programs.arithmetic import compute
 from ferret.programs.iterative import IterativeRetriever
 from ferret.programs.lm import answering
+from ferret.programs.passage_answer import computed_answer
 from ferret.programs.grounding import GROUNDED, ON_PAGE, asks_direction, ground
 from ferret.programs.statement_metric import statement_calculation, statement_verdict, verdict_answer
 from tests.fakes import scripted_lm
@@ -92,6 +93,19 @@ def test_an_amount_asked_in_millions_of_a_filing_printed_in_thousands_is_divided
     calculation = statement_calculation(thousands, "What is the FY2020 total current liabilities (in USD millions)?", "f")
     assert calculation.expression == "(5466312) / 1000"
     assert statement_calculation(thousands, "What is the FY2020 total current liabilities?", "f").answer == "5,466,312"
+
+
+def test_the_expressions_own_numbers_are_not_quoted_from_a_rows_note_mark():
+    marked = _Filing({1: ("(In millions)", [
+        ("Revenue", {"2020": "300", "2019": "200", "2018": "100"}),
+        ("Net income (3)", {"2020": "30", "2019": "10", "2018": "5"})])})
+    question = "What is the FY2018 - FY2020 3 year average net profit margin (as a %)?"
+    calculation = statement_calculation(marked, question, "f")
+    assert calculation.constants == (100, 100, 100, 3)
+    read = computed_answer(question, calculation.expression, calculation.hits, calculation.constants)
+    assert read.answer == "6.6667" and sorted(float(f.value) for f in read.findings) == [5, 10, 30, 100, 200, 300]
+    quoted = computed_answer(question, calculation.expression, calculation.hits)  # without them: the "(3)" is an operand
+    assert 3.0 in [abs(parse_number(f.value)) for f in quoted.findings]
 
 
 def test_the_rows_of_a_metric_share_their_pages_unit():
