@@ -205,6 +205,16 @@ def test_a_metrics_trend_or_sign_is_a_verdict_over_the_years_values(question, as
     assert statement_calculation(FILING, question, "f") is None  # a verdict, not the one year's value
 
 
+@pytest.mark.parametrize("label, question", [
+    ("Cost of products sold", "What was the FY2020 cost of products sold?"),
+    ("Depreciation and amortization of property, equipment and intangibles", "What was the FY2020 D&A?"),
+    ("Property, plant and equipment, net", "What was the FY2020 PP&E?"),
+])
+def test_a_line_item_is_read_from_a_row_labelled_in_a_filings_own_words(label, question):
+    worded = _Filing({1: ("(In millions)", [(label, {"2020": "1,234", "2019": "1,000"})])})
+    assert statement_calculation(worded, question, "f").answer == "1,234"
+
+
 def test_a_short_fiscal_year_is_the_centurys():
     plant = _Filing({1: ("(In millions)", [("Property, plant and equipment, net", {"2021": "14,882", "2020": "13,745"}),
                                            ("Purchases of property, plant and equipment", {"2021": "(2,711)", "2020": "(2,226)"})])})
