@@ -239,9 +239,9 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
         values = stated_numbers(answer, question)
     if not values:
         return Grounding(UNSUPPORTED, "the answer states no number")
-    asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))),
-                   question_years(question) | (set(YEAR.findall(answer)) if verdict else set()), _count_unit(question), len(values) == 1, "" if computation else question,
-                   stems(question) & GENERIC)
+    years = question_years(question) | (set(YEAR.findall(answer)) if verdict else set())
+    asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))), years,
+                   _count_unit(question), len(values) == 1, "" if computation else question, stems(question) & GENERIC)
     cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
     if _ASKS_YEAR.search(question) and asked.single and (column := _year_column(question, values[0], cells, asked.words)):
         return Grounding(GROUNDED, shown=[column], pages={place: GROUNDED for place in pages})

@@ -16,6 +16,7 @@ whole passage) are kept for the later steps of the loop, which never see raw tex
 """
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Collection
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from ferret.corpus.numbers import YEAR, number_spans, numbers_in
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                         may_ask_calculation)
-from ferret.programs.verify import TOLERANCE, answer_numbers, same_number
+from ferret.programs.verify import SCALES, TOLERANCE, answer_numbers, same_number
 from ferret.signatures.types import Finding
 
 CONSTANTS = {*range(1, 13), 100, 1000}  # a percentage's 100, an average's count: no page needs to print them
@@ -154,13 +155,20 @@ def computed_answer(question: str, calculation: str, read: list[dict], constants
 
 
 def _quoted_number(number: float, read: list[dict], scaled: bool = True) -> Finding | None:
-    """The first place among the passages where `number` is printed (any sign; any scale, unless
-    `scaled` is False: an operand is copied as printed, and "3" in "Note 3" is not 3,000), as a finding."""
-    for hit in read:
-        for start, end, printed in number_spans(hit["text"]):
-            if same_number(abs(number), abs(printed)) if scaled else abs(abs(number) - abs(printed)) <= TOLERANCE * abs(number):
-                return _finding(hit, start, end)
-    return None
+    """The first place among the passages where `number` is printed (any sign), at any scale unless
+    `scaled` is False (an operand is copied as printed, and "3" in "Note 3" is not 3,000), as a finding:
+    printed exactly, else the closest within TOLERANCE. Of a row's 81,731 and 81,912, the operand 81912
+    (or 81910) is the second cell, not the first within half a percent."""
+    value, scales = abs(number), SCALES if scaled else (1.0,)
+
+    def distance(printed: float) -> float:
+        """How far `printed` is from the number, relatively, at its nearest scale."""
+        return min(abs(x * scale - y) / y if y else abs(x * scale) for scale in scales
+                   for x, y in ((printed, value), (value, printed)))
+
+    spans = [(distance(abs(printed)), hit, start, end) for hit in read for start, end, printed in number_spans(hit["text"])]
+    best = min(spans, key=lambda span: span[0], default=None)  # the first of the nearest
+    return _finding(*best[1:]) if best and best[0] <= TOLERANCE else None
 
 
 def _quoted_text(answer: str, read: list[dict]) -> Finding | None:

@@ -70,6 +70,14 @@ def test_a_calculation_becomes_the_answer_with_each_operand_quoted_on_its_page()
     assert "Other 44.1 56.7 70.8" in read.findings[0].context and read.derived == [pytest.approx(-22.2222, abs=1e-4)]
 
 
+def test_an_operand_is_quoted_where_it_is_printed_exactly_before_a_cell_within_the_tolerance():
+    row = {**TABLE, "text": "Accrued expenses: 2019: 81,731; 2018: 81,912"}  # 81,731 is within half a percent of 81,912
+    read = answer_from_passages("What was the change in accrued expenses between 2018 and 2019?", [row], "81731 - 81912", "", [1])
+    assert [f.value for f in read.findings] == ["81,731", "81,912"]
+    rounded = answer_from_passages("What was the change in accrued expenses between 2018 and 2019?", [row], "81731 - 81910", "", [1])
+    assert [f.value for f in rounded.findings] == ["81,731", "81,912"]  # failing an exact one, the closest printed in turn
+
+
 @pytest.mark.parametrize("question, calculation, answer, problem", [
     ("What is the percentage change in Other in 2019 from 2018?", "(44.1 - 2018) / 2018 * 100", "",
      "the calculation uses the question's year 2018 as a value"),
