@@ -74,7 +74,8 @@ _NUMBER_WORDS = re.compile(r"\b(?:once|twice|thrice|one|two|three|four|five|six|
                            re.IGNORECASE)
 _UP = r"improv\w*|increas\w*|grow|grew|grown|growing|rise|rose|risen|rising|higher|expand\w*"
 _DOWN = r"declin\w*|decreas\w*|drop\w*|fell|fall\w*|lower|shr[ai]nk\w*|worsen\w*|deteriorat\w*"
-_EITHER = re.compile(rf"\b(?P<first>{_UP}|{_DOWN})\s+or\s+(?P<second>{_UP}|{_DOWN})\b", re.IGNORECASE)
+_EITHER = re.compile(rf"(?:^|[.?!]\s+)(?:is|are|was|were|do|does|did|has|have|had)\b[^.?!]*?"  # "Has X improved or declined?",
+                     rf"\b(?P<first>{_UP}|{_DOWN})\s+or\s+(?P<second>{_UP}|{_DOWN})\b", re.IGNORECASE)  # not "What was the increase or ..."
 _DIRECTION = re.compile(rf"\b(?:(?P<up>{_UP})|(?P<down>{_DOWN})|(?P<positive>positive)|(?P<negative>negative))\b", re.IGNORECASE)
 _VERDICT_START = re.compile(rf"\s*(?:yes|no|{_UP}|{_DOWN})\b", re.IGNORECASE)
 _QUARTER = re.compile(r"\b(?:q[1-4]|quarters?|h[12])\b", re.IGNORECASE)

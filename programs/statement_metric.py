@@ -24,9 +24,9 @@ its page whose headers do. Of several rows of an item, the one on a page with th
 metric's other items wins, then the largest value (a total, not a segment of it). Each row used is
 a passage that names its line item as the way it was reached ("via"), as a hop names its bridge.
 Nothing is guessed: a question is left to the reads unless it is asked of one document, names a
-fiscal year ("FY2019", or "FY19" for 2019), asks no yes/no, why or how, and every item of its expression has a row with
-one cell of each year it needs. Amounts are used as printed, their sign aside (a payment's
-parentheses).
+fiscal year ("FY2019", or "FY19" for 2019), asks no yes/no, why or how, and every item of its
+expression has a row with one cell of each year it needs. Amounts are used as printed, their sign
+aside (a payment's parentheses).
 A yes/no question whether such a metric improved, grew or declined ("Does Adobe have an improving
 operating margin profile as of FY2022?"), or which of the two it did, or whether it is positive
 (`grounding.asks_direction`; never of a quarter), gets a verdict (`statement_verdict`,
@@ -163,7 +163,7 @@ def statement_verdict(corpus, question: str, doc_id: str | None) -> StatementVer
 
 
 def verdict_answer(question: str, verdict: StatementVerdict) -> PassageAnswer:
-    """The verdict with the values it rests on ("No. It fell from 36.7925 in FY2021 to 34.6212 in FY2022."),
+    """The verdict with the values it rests on ("No. It fell from 36.7564 in FY2021 to 34.6359 in FY2022."),
     each year's value computed and its operands cited as `computed_answer` does; its computation is the
     later year's value less the earlier's (a sign's: the one value). To a question that asks which, the
     verdict is the question's own word ("improved"); a value unchanged gets none."""
@@ -171,7 +171,7 @@ def verdict_answer(question: str, verdict: StatementVerdict) -> PassageAnswer:
     if problem := next((read.problem for read in reads if read.problem), ""):
         return PassageAnswer("", problem=problem)
     values = [read.derived[0] for read in reads]
-    findings = list({id(f): f for read in reads for f in read.findings}.values())
+    findings = list({(f.doc_id, f.page, f.value, f.context): f for read in reads for f in read.findings}.values())
     if len(values) == 1:
         (value,), (year,) = values, verdict.years
         holds = value > 0 if verdict.asked == "positive" else value < 0

@@ -266,6 +266,8 @@ def test_the_iterative_program_answers_a_verdict_in_code_with_no_lm_call(filing)
     ("Did JnJ's net earnings as a percent of sales increase in Q2 of FY2023 compared to Q2 of FY2022?", ""),
     ("Is the company's margin healthy as of FY2022?", ""),
     ("How much did revenue increase from FY2021 to FY2022?", ""),  # asks for an amount, not yes or no
+    ("What was the increase or decrease in revenue between FY2021 and FY2022?", ""),  # an amount, not which
+    ("Did Ulta Beauty's wages expense as a percent of net sales increase or decrease in FY2023?", "either"),
 ])
 def test_the_direction_a_question_asks_of_a_value(question, asked):
     assert asks_direction(question) == asked
