@@ -45,6 +45,9 @@ _OPERATIONS = {
 }
 
 
+SHARE = re.compile(r"(?:\bpercent(?:age)?|%)\s+of\b|\bas an? (?:percent(?:age)?|%|share)\b", re.IGNORECASE)
+
+
 class ExpressionError(ValueError):
     """An expression that is not plain arithmetic over numbers and [references], or cannot be computed."""
 
@@ -87,8 +90,10 @@ def may_ask_calculation(question: str) -> bool:
 
 def operations(question: str) -> frozenset[str]:
     """The operations the question's wording names ("percentage" and "change" for "What is the
-    percentage change in X?"; none for a lookup)."""
-    return frozenset(name for name, words in _OPERATIONS.items() if words.search(question))
+    percentage change in X?"; none for a lookup). The share whose change a question asks ("the change in
+    the percentage of sales represented by X") is the metric that changes, not a percentage to compute."""
+    named = frozenset(name for name, words in _OPERATIONS.items() if words.search(question))
+    return operations(SHARE.sub(" ", question)) if "change" in named and SHARE.search(question) else named
 
 
 def names_operation(question: str, text: str) -> bool:

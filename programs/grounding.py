@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 
 from ferret.corpus.hops import STOPWORDS, linked, names, parts, words
 from ferret.corpus.numbers import YEAR, number_spans, numbers_in
-from ferret.programs.arithmetic import names_operation, operations
+from ferret.programs.arithmetic import SHARE, names_operation, operations
 from ferret.programs.passage_answer import asks_yes_no
 from ferret.programs.verify import answer_numbers, same_number
 
@@ -241,8 +241,10 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
     if not values:
         return Grounding(UNSUPPORTED, "the answer states no number")
     years = question_years(question) | (set(YEAR.findall(answer)) if verdict else set())
-    asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))), years,
-                   _count_unit(question), len(values) == 1, "" if computation else question, stems(question) & GENERIC)
+    share = bool(SHARE.search(question))  # "the percent of total sales": its "%" columns
+    asked = _Asked(question_stems(question) | stems(" ".join(bridges)) | ({"perce"} if share else set()),
+                   stems(" ".join(names(question))), years, _count_unit(question), len(values) == 1,
+                   "" if computation else question, stems(question) & GENERIC, share)
     cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
     if _ASKS_YEAR.search(question) and asked.single and (column := _year_column(question, values[0], cells, asked.words)):
         return Grounding(GROUNDED, shown=[column], pages={place: GROUNDED for place in pages})
@@ -286,6 +288,7 @@ class _Asked:
     single: bool  # the answer states one value (not a calculation's several operands)
     operation: str  # the question, when the answer computed nothing: an average's value must be named an average
     generic: set[str]  # the boilerplate words it says ("total"): a row label naming them is not the worse for it
+    share: bool = False  # it asks about a share ("the percent of total sales"): of a page's "%" columns only
 
 
 def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[dict], asked: _Asked) -> tuple[str, str, str]:
@@ -313,9 +316,11 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     scores = [_cell_score(label, header, words, years, asked.generic) for label, header, _, _ in cells]
     top = max(scores, default=None)
     same = [(cell, score) for cell, score in zip(cells, scores) if cell[3] is not None and same_number(abs(value), abs(cell[3]))]
+    shared = {label for label, header, _, _ in cells if asked.share and "%" in header}  # rows that print the share asked
     for (label, header, printed, _), score in same:
         if (score == top or not single) and stems(label) & words and names_operation(asked.operation, f"{label} {header}") \
-                and _years_fit(header, years) and (not distinct or stems(header) & distinct):
+                and _years_fit(header, years) and (not distinct or _header_stems(header) & distinct) \
+                and (label not in shared or "%" in header):
             return GROUNDED, printed, " · ".join(filter(None, (label, header, page)))
     if same:  # a cell, but not the question's: the text of its table row is no sentence to ground it
         return ON_PAGE, same[0][0][2], page
@@ -351,14 +356,19 @@ def _cell_score(label: str, header: str, asked: set[str], years: set[str], gener
     does not; minus the label's other words but the `generic` ones the question says: "Total" is the
     question's when it asks for a total): the page's best cell for the question has the largest."""
     cell_years = set(YEAR.findall(header))
-    named = len(stems(f"{label} {header}") & asked) + len(cell_years & years) - (len(cell_years - years) if years else 0)
+    named = len((stems(label) | _header_stems(header)) & asked) + len(cell_years & years) - (len(cell_years - years) if years else 0)
     return named, -len(stems(label) - asked - generic)
 
 
 def _distinct_headers(headers: list[str]) -> set[str]:
     """The words that tell a page's columns apart (in some headers, not all: "Domestic", "International")."""
-    sets = [stems(header) for header in dict.fromkeys(headers) if header]
+    sets = [_header_stems(header) for header in dict.fromkeys(headers) if header]
     return set().union(*sets) - set.intersection(*sets) if len(sets) > 1 else set()
+
+
+def _header_stems(header: str) -> set[str]:
+    """A column header's stems, its "%" read as "percent" ("% of Total" is the share column)."""
+    return stems(header.replace("%", " percent "))
 
 
 def _years_fit(header: str, years: set[str]) -> bool:

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from ferret.corpus.numbers import YEAR, parse_number
-from ferret.programs.arithmetic import operations
+from ferret.programs.arithmetic import SHARE, operations
 from ferret.programs.grounding import asks_reason, question_stems, stems
 from ferret.programs.structured import grounded
 
@@ -37,6 +37,7 @@ _RANGE = re.compile(r"((?:19|20)\d{2})\s*(?:-|–|to|through)\s*(?:FY\s?)?((?:19
 _DEFINED = re.compile(r"\b(?:defined as|calculated as|formula)\b|=", re.IGNORECASE)
 _METRIC_AVERAGE = re.compile(r"\bweighted[- ]average\b", re.IGNORECASE)
 _PERCENTS = re.compile(r"\bpercents\b", re.IGNORECASE)  # "in units of percents"
+_PERCENT_HEADER = re.compile(r"%|\bpercent", re.IGNORECASE)
 _FELL = re.compile(r"\b(?:decrease[sd]?|decline[sd]?|fell|drop(?:ped)?)\b", re.IGNORECASE)
 _ROSE = re.compile(r"\bincrease", re.IGNORECASE)
 
@@ -74,11 +75,12 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
     for label in {row["label"].lower() for row in rows}:
         asked = asked.replace(label, " ")
     asked = _METRIC_AVERAGE.sub(" ", asked)
+    share = bool(SHARE.search(asked))  # "the percentage of sales represented by X": its "%" column
     ops = operations(asked) | ({"percentage"} if _PERCENTS.search(asked) else set())
     if not ops & {"change", "average"} or "average" in ops and (span := _RANGE.search(question)) \
             and int(span.group(2)) - int(span.group(1)) > 1:
         return None
-    cells = [_year_cell(rows, year, question_stems(question)) for year in sorted(years)]
+    cells = [_year_cell(rows, year, question_stems(question), share) for year in sorted(years)]
     if None in cells:
         return None
     (before, printed_before), (after, printed_after) = cells
@@ -95,13 +97,16 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
     return RowCalculation(expression, [row_passage(row) for row in rows])
 
 
-def _year_cell(rows: list[dict], year: str, asked: set[str]) -> tuple[float, str] | None:
+def _year_cell(rows: list[dict], year: str, asked: set[str], share: bool = False) -> tuple[float, str] | None:
     """(value, text) of the year's one cell, the same in every row; None when the rows disagree or a
-    row has no single cell of the year the question's words pick."""
+    row has no single cell of the year the question's words pick (of a question about a `share`, the
+    cells under a "%" header first)."""
     found = set()
     for row in rows:
         cells = [(header, text) for header, text in row["fields"].items()
                  if year in header and parse_number(text) is not None]
+        if share and len(cells) > 1 and (percent := [cell for cell in cells if _PERCENT_HEADER.search(cell[0])]):
+            cells = percent
         if len(cells) > 1:  # several columns of the year: the one whose other words the question names most
             named = [len(stems(YEAR.sub("", header)) & asked) for header, _ in cells]
             cells = [cell for cell, count in zip(cells, named) if count == max(named)]

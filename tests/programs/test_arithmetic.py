@@ -57,6 +57,9 @@ def test_what_is_a_calculation_and_what_asks_for_one():
     ("How much was spent on batteries in 2023 in total?", {"sum"}),
     ("What was the net deferred tax asset amount in 2019 and 2018 respectively?", set()),
     ("In which year was the amount for Sensors the largest?", set()),
+    ("What was the change in percentage of sales represented by gross profit between 2018 and 2019?", {"change"}),
+    ("What was the percentage change in the percent of total sales from APAC?", {"percentage", "change"}),
+    ("What percentage of total revenue was APAC in 2019?", {"percentage"}),  # a share to compute, not its change
 ])
 def test_the_operations_a_question_names(question, named):
     assert operations(question) == named

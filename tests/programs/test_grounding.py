@@ -341,3 +341,22 @@ def test_oneshot_states_a_text_answer_only_when_the_model_confirms_it_and_never_
     with answering(lm):
         OneShotRAG(small_corpus)(question="What was Consumer segment revenue in 2022?", doc_id="report")
     assert "confirm" not in engine.steps()
+
+
+class _ShareTable:
+    """A page with one row printed as amounts and as shares of the total, per year."""
+    cells = [("2019 Net Sales", "$479,987", 479987.0), ("2019 % of Total", "40.0%", 40.0),
+             ("2018 Net Sales", "$288,764", 288764.0), ("2018 % of Total", "38.1%", 38.1)]
+
+    def page_text(self, doc_id: str, page: int) -> str:
+        return "APAC " + " ".join(printed for _, printed, _ in self.cells)
+
+    def page_cells(self, doc_id: str, page: int) -> list[dict]:
+        return [{"label": "APAC", "cells": self.cells}]
+
+
+def test_the_change_of_a_share_grounds_in_the_share_column_only():
+    question = "What was the change in the percent of total sales from APAC between 2018 and 2019?"
+    assert ground(question, "1.9", [40.0, 38.1], [("d", 1)], _ShareTable(), "40 - 38.1").level == GROUNDED
+    amounts = ground(question, "191,223", [479987.0, 288764.0], [("d", 1)], _ShareTable(), "479987 - 288764")
+    assert amounts.level == ON_PAGE  # the sales column, not the share the question asks about

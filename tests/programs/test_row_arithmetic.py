@@ -53,6 +53,17 @@ def test_a_question_the_rules_do_not_cover_is_left_to_the_reads(question):
     assert row_calculation(ALLOWANCE, question) is None
 
 
+def test_the_change_of_a_share_is_its_points_from_the_share_column():
+    rows = _Rows({"APAC": {"2019 Net Sales": "$479,987", "2019 % of Total": "40.0%",
+                           "2018 Net Sales": "$288,764", "2018 % of Total": "38.1%"},
+                  "Gross profit": {"2019": "40.0", "2018": "50.9"}})
+    assert row_calculation(rows, "What was the change in the percent of total sales from APAC between 2018 and 2019?").expression \
+        == "40 - 38.1"
+    assert value(rows, "What was the change in percentage of sales represented by gross profit between 2018 and 2019?") == -10.9
+    assert value(rows, "What was the percentage change in APAC net sales between 2018 and 2019?") == \
+        round((479987 - 288764) / 288764 * 100, 4)  # no share: the amounts' column, relatively
+
+
 def test_an_operation_word_of_the_rows_label_is_a_metric_not_the_operation():
     rows = _Rows({"Average invested capital": {"2019": "1,000", "2018": "800"},
                   "Shares outstanding": {"2019": "50", "2018": "40"}})
