@@ -241,10 +241,9 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
     if not values:
         return Grounding(UNSUPPORTED, "the answer states no number")
     years = question_years(question) | (set(YEAR.findall(answer)) if verdict else set())
-    share = bool(SHARE.search(question))  # "the percent of total sales": its "%" columns
-    asked = _Asked(question_stems(question) | stems(" ".join(bridges)) | ({"perce"} if share else set()),
-                   stems(" ".join(names(question))), years, _count_unit(question), len(values) == 1,
-                   "" if computation else question, stems(question) & GENERIC, share)
+    asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))), years,
+                   _count_unit(question), len(values) == 1, "" if computation else question, stems(question) & GENERIC,
+                   bool(SHARE.search(question)))
     cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
     if _ASKS_YEAR.search(question) and asked.single and (column := _year_column(question, values[0], cells, asked.words)):
         return Grounding(GROUNDED, shown=[column], pages={place: GROUNDED for place in pages})
@@ -288,14 +287,15 @@ class _Asked:
     single: bool  # the answer states one value (not a calculation's several operands)
     operation: str  # the question, when the answer computed nothing: an average's value must be named an average
     generic: set[str]  # the boilerplate words it says ("total"): a row label naming them is not the worse for it
-    share: bool = False  # it asks about a share ("the percent of total sales"): of a page's "%" columns only
+    share: bool = False  # it asks about a share ("the percent of total sales"): of a row's "%" columns only
 
 
 def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[dict], asked: _Asked) -> tuple[str, str, str]:
     """(level, the value as the page prints it, where) of one value on one page (its `text` and its table
     `rows`, as `page_cells` gives them): a cell whose row label
     names the question's words and whose column fits its years (and, for a single value, the page's best
-    cell for the question: one of several operands answers a part of it, as the total of a share does),
+    cell for the question: one of several operands answers a part of it, as the total of a share does;
+    of a question about a share, in a row that prints one, a "%" column),
     else a sentence naming the question's metric (its words but its subject's names), a date's day not
     taken for it; a value answering the question's operation (an average, a change) when the answer
     computed nothing only where its row or sentence names that operation too; a count only where it is
@@ -319,8 +319,8 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     shared = {label for label, header, _, _ in cells if asked.share and "%" in header}  # rows that print the share asked
     for (label, header, printed, _), score in same:
         if (score == top or not single) and stems(label) & words and names_operation(asked.operation, f"{label} {header}") \
-                and _years_fit(header, years) and (not distinct or _header_stems(header) & distinct) \
-                and (label not in shared or "%" in header):
+                and _years_fit(header, years) \
+                and ("%" in header if label in shared else not distinct or stems(header) & distinct):
             return GROUNDED, printed, " · ".join(filter(None, (label, header, page)))
     if same:  # a cell, but not the question's: the text of its table row is no sentence to ground it
         return ON_PAGE, same[0][0][2], page
@@ -356,19 +356,14 @@ def _cell_score(label: str, header: str, asked: set[str], years: set[str], gener
     does not; minus the label's other words but the `generic` ones the question says: "Total" is the
     question's when it asks for a total): the page's best cell for the question has the largest."""
     cell_years = set(YEAR.findall(header))
-    named = len((stems(label) | _header_stems(header)) & asked) + len(cell_years & years) - (len(cell_years - years) if years else 0)
+    named = len(stems(f"{label} {header}") & asked) + len(cell_years & years) - (len(cell_years - years) if years else 0)
     return named, -len(stems(label) - asked - generic)
 
 
 def _distinct_headers(headers: list[str]) -> set[str]:
     """The words that tell a page's columns apart (in some headers, not all: "Domestic", "International")."""
-    sets = [_header_stems(header) for header in dict.fromkeys(headers) if header]
+    sets = [stems(header) for header in dict.fromkeys(headers) if header]
     return set().union(*sets) - set.intersection(*sets) if len(sets) > 1 else set()
-
-
-def _header_stems(header: str) -> set[str]:
-    """A column header's stems, its "%" read as "percent" ("% of Total" is the share column)."""
-    return stems(header.replace("%", " percent "))
 
 
 def _years_fit(header: str, years: set[str]) -> bool:
