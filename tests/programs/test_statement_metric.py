@@ -5,10 +5,10 @@ import pytest
 
 from ferret.corpus.numbers import parse_number
 from ferret.programs.arithmetic import compute
+from ferret.programs.grounding import GROUNDED, ON_PAGE, asks_direction, ground
 from ferret.programs.iterative import IterativeRetriever
 from ferret.programs.lm import answering
 from ferret.programs.passage_answer import computed_answer
-from ferret.programs.grounding import GROUNDED, ON_PAGE, asks_direction, ground
 from ferret.programs.statement_metric import statement_calculation, statement_verdict, verdict_answer
 from tests.fakes import scripted_lm
 
