@@ -12,7 +12,7 @@ metric becomes an expression over line items (LINE_ITEMS) and fiscal years:
 - else a metric defined one way in every textbook (`_named`): an item's "% margin" (of revenue; gross,
   operating, net and EBITDA margins too; a "N year average" of it over the years it names), a
   year-over-year change or growth rate in percent, free cash flow and its conversion (of net income, in
-  percent), the working capital (current assets less current liabilities), and the working capital,
+  percent), the working capital (current assets less current liabilities) and its ratio, and the
   operating cash flow and retention ratios (not the quick ratio: its "quick" assets are defined two ways);
 - else the one line item the question names, its printed cell the answer ("the FY2019 total amount
   of inventories").
