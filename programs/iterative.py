@@ -3,8 +3,9 @@
 question → table rung, no LM: a change, percentage change or average between two years of the one table
   row the question names is written in code from the row's cells (`programs.row_arithmetic`), or a
   filing's metric of a fiscal year from its statements' line items (`programs.statement_metric`: "FY2020
-  DPO", "FY2019 total inventories"), and settled like a read's calculation (no LM call at all when it
-  grounds); when it does not, its failure is recorded and the program goes on
+  DPO", "FY2019 total inventories"), or a verdict on its trend or sign ("Does Adobe have an improving
+  operating margin profile as of FY2022?"), and settled like a read's calculation (no LM call at all when
+  it grounds); when it does not, its failure is recorded and the program goes on
 → Router (intent, search terms, subqueries, route)
 → a list or aggregate question on the structured route is answered in code from annotations
   (`programs.structured`: filters widened when empty, an overload asks to narrow); when even that
@@ -349,8 +350,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         """The table rung, before the Router and any read, written in code (no LM) and settled as a read's
         calculation: a change, percentage change or average of the one table row the question names,
         between its two years (`programs.row_arithmetic`), else a filing's metric of a fiscal year over its
-        statements' line items (`programs.statement_metric`); None, with nothing recorded, when the
-        question is neither."""
+        statements' line items, else a verdict on that metric's trend or sign (`programs.statement_metric`);
+        None, with nothing recorded, when the question is none of these."""
         if (calculation := row_calculation(self.corpus, state.question, bucket=state.bucket, doc_id=state.doc_id)) is not None:
             hits, expression, how = calculation.hits, calculation.expression, "the question's row"
             read = answer_from_passages(state.question, hits, expression, "", [])
