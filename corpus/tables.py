@@ -17,6 +17,7 @@ _GAP = re.compile(r"[ \xa0]{2,}")
 _SPACED_PERCENT = re.compile(r"(?<=[\d)]) %")
 _DETACHED_CURRENCY = re.compile(r"(?<!\S)([$€£])\s+(?=[\d(—–-])")  # "$  —" → "$—"
 _DETACHED_PAREN = re.compile(r"(\(\d[\d,.]*)\s+\)")  # "(124  )" → "(124)"
+_SPACED_YEAR = re.compile(r"(?<!\S)[12] [09] \d \d(?!\S)")  # a letter-spaced year: "2 0 1 8"
 _TOKEN = re.compile(
     r"[—–-]+%?"
     r"|\(?[-−–+]?(?:US\$|[$€£¥])?\(?[-−–]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:bn|[BMK])?\)?%?\)?"
@@ -39,7 +40,7 @@ _MAX_TITLE_LINES = 3
 def _cells(line: str) -> list[str]:
     """The column-gap-separated cells of a line, with detached "$" and ")" put back on their numbers."""
     line = _DETACHED_PAREN.sub(r"\1)", _DETACHED_CURRENCY.sub(r"\1", line))
-    return [cell.strip() for cell in _GAP.split(line) if cell.strip()]
+    return [_SPACED_YEAR.sub(lambda year: year[0].replace(" ", ""), cell.strip()) for cell in _GAP.split(line) if cell.strip()]
 
 
 def _numeric_tokens(cell: str) -> list[str] | None:
@@ -83,8 +84,8 @@ def _is_header(cells: list[str]) -> bool:
     if not cells or _is_scale_line(cells) or any(len(cell) > 80 or ": " in cell for cell in cells):
         return False  # long cells are prose, "Label: value" cells are facts
     numbers = [tokens for tokens in map(_numeric_tokens, cells) if tokens]
-    if len(numbers) == len(cells) and not all(_YEAR.fullmatch(t) for tokens in numbers for t in tokens):
-        return False  # the values of a row whose label is on another line
+    if len(numbers) == len(cells) and not all(_YEAR.fullmatch(tokens[0]) for tokens in numbers):
+        return False  # the values of a row whose label is on another line; not years with a note ("2019 (1)")
     if len(cells) >= 2:
         return True
     cell = cells[0]
@@ -108,7 +109,7 @@ def find_tables(lines: list[str]) -> list[Table]:
     tables: list[Table] = []
     floor = 0  # lines above this belong to the previous table
     for start, stop in _blocks(lines, cells, rows):
-        table = _build(lines, cells, rows, start, stop, floor)
+        table = _build(lines, cells, rows, start, stop, floor, tables[-1] if tables else None)
         tables.append(table)
         floor = table.last_line + 1
     return tables
@@ -137,8 +138,12 @@ def _blocks(lines: list[str], cells: list[list[str]], rows: list) -> list[tuple[
     return blocks
 
 
-def _build(lines: list[str], cells: list[list[str]], rows: list, first: int, last: int, floor: int) -> Table:
-    """The Table for rows first..last: header, title and scale lines above, cells keyed by column."""
+def _build(lines: list[str], cells: list[list[str]], rows: list, first: int, last: int, floor: int,
+           before: Table | None = None) -> Table:
+    """The Table for rows first..last: header, title and scale lines above, cells keyed by column. With
+    no header or title line of its own, below a table `before` of as many columns with only blank or
+    unlabelled subtotal lines between ("$3,260  $3,836" cuts a block), it goes on under that table's
+    columns and scale."""
     top = first
     while top - 1 >= floor and top > first - _MAX_GAP_LINES and _is_group_label(lines[top - 1], cells[top - 1]):
         top -= 1  # group labels such as "ASSETS" / "Current assets:"
@@ -154,10 +159,14 @@ def _build(lines: list[str], cells: list[list[str]], rows: list, first: int, las
     full = [row for row in values if len(row) == width]
     percent = {c for c in range(width) if all("%" in row[c] for row in full)}
     columns, dropped = _columns([cells[i] for i in headers], width, percent)
+    continued = not headers and not titles and before is not None and len(before.columns) == width \
+        and all(all(map(_numeric_tokens, cells[i])) for i in range(before.last_line + 1, top))
+    if continued:
+        columns = before.columns
     percent |= {c for c in range(width) if _PERCENT_HEADER.search(columns[c])}
     title = next((lines[i] for i in titles if not _is_scale_line(cells[i])
                   and (" " in lines[i] or lines[i].isupper())), dropped or "")
-    scale, unit = 1.0, None
+    scale, unit = (before.scale, before.unit) if continued else (1.0, None)
     for index in range(first, max(floor, top - 2) - 1, -1):  # the nearest declaration above the rows wins
         declared = detect_scale(lines[index]) if not rows[index] else (1.0, None)
         if declared != (1.0, None):
@@ -168,7 +177,8 @@ def _build(lines: list[str], cells: list[list[str]], rows: list, first: int, las
 
 
 def _header_lines(cells: list[list[str]], top: int, floor: int) -> list[int]:
-    """Indexes of the header lines directly above line `top` (up to two blank lines may sit among them)."""
+    """Indexes of the header lines directly above line `top` (up to two blank lines may sit among them,
+    and a scale line between them and the rows: "2019  2018" / "(in millions)")."""
     headers: list[int] = []
     index = top - 1
     blanks = 0
@@ -177,12 +187,20 @@ def _header_lines(cells: list[list[str]], top: int, floor: int) -> list[int]:
             blanks += 1
             if blanks > 2:
                 break
+        elif not headers and _is_scale_line(cells[index]) and _under_header(cells, index, floor):
+            pass
         elif _is_header(cells[index]):
             headers.insert(0, index)
         else:
             break
         index -= 1
     return headers
+
+
+def _under_header(cells: list[list[str]], index: int, floor: int) -> bool:
+    """Whether the nearest non-blank line above line `index` is a header line of two or more cells."""
+    above = next((i for i in range(index - 1, floor - 1, -1) if cells[i]), None)
+    return above is not None and len(cells[above]) >= 2 and _is_header(cells[above])
 
 
 def _title_lines(lines: list[str], cells: list[list[str]], top: int, floor: int) -> list[int]:

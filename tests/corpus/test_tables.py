@@ -82,6 +82,36 @@ def test_columns_without_header_fall_back_to_positions():
     assert row(table, "Beta").cells["col2"].number == 4
 
 
+def test_scale_line_between_header_and_rows_and_spaced_year():
+    lines = ["December 31", "2019  2 0 1 8", "U.S. $ in thousands",
+             "Operating loss carryforward  73,260  57,768", "Valuation allowance  (19,911)  (15,916)"]
+    [table] = find_tables(lines)
+    assert table.columns == ["December 31 2019", "December 31 2018"]
+    assert (table.scale, table.first_line) == (1e3, 0)
+    assert row(table, "Valuation allowance").cells["December 31 2018"].number == pytest.approx(-15_916e3)
+    # a scale line under a title, not under a header, is no part of the header
+    [untitled] = find_tables(["Income taxes", "(in millions)", "Current  5  6", "Deferred  7  8"])
+    assert untitled.columns == ["col1", "col2"] and untitled.scale == 1e6
+
+
+def test_years_with_notes_are_a_header():
+    [table] = find_tables(["2019 (1)  2018  2017 (2)", "Impairment charges  $94.2  $394.0  $211.4",
+                           "Other operating expenses  27.0  33.7  11.8"])
+    assert table.columns == ["2019 (1)", "2018", "2017 (2)"]
+    assert row(table, "Other operating expenses").cells["2018"].number == pytest.approx(33.7)
+
+
+def test_block_cut_by_an_unlabelled_subtotal_keeps_its_columns():
+    lines = ["December 29, 2019  December 30, 2018", "(in thousands)", "Inventories:", "Raw material  $222  $191",
+             "Finished goods  668  716", "$890  $907", "Other current assets:", "Prepaid expenses  $1,296  $1,483",
+             "Other  269  292", "The table below shows the other receivables of the year.", "Receivables",
+             "Alpha  1  2", "Beta  3  4"]
+    inventories, other, summary = find_tables(lines)
+    assert other.columns == inventories.columns == ["December 29, 2019", "December 30, 2018"]
+    assert row(other, "Prepaid expenses").cells["December 30, 2018"].number == pytest.approx(1_483e3)
+    assert summary.columns == ["col1", "col2"]  # a title of its own: another table
+
+
 def test_adobe_2015_balance_sheet():
     lines = page_lines("ADOBE_2015_10K.pdf", 58)
     [table] = find_tables(lines)
