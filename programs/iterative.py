@@ -319,7 +319,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         state.show(hits)
         hit = next(hit for hit in passages if (hit["doc_id"], hit["page"]) == found.place)
         page = {**hit, "text": self.corpus.page_text(*found.place) or ""}
-        read = answer_from_passages(state.question, [page], "", found.answer, [1], yes_no=False)
+        read = answer_from_passages(state.question, [page], "", found.answer, [1], repair=False)
         step = {"rung": "gap", "strategy": "gap: the name that fills the question's gap on the pages read",
                 "results": len(state.read_hits), "answer": read.answer, "filled": found.filled, "lm_call": False}
         return self._settle(state, policy, "gap", step, state.read_hits, read, read.problem)
@@ -339,7 +339,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             out = self.read(question=state.question, passages=passages,
                             **({"demos": same_operations(self.read.predict.demos, state.question)} if repair else {}))
             calculation = out.calculation.expression
-            read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources), yes_no=repair)
+            read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources), repair=repair)
             reason = out.missing.strip() or read.problem
             step.update(calculation=calculation, answer=read.answer, sources=list(out.sources))
         except Exception as error:

@@ -35,6 +35,7 @@ _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 _FUNCTION_WORDS = {"the", "and", "for", "are", "was", "were", "does", "did", "has", "have", "had", "can", "could",
                    "will", "would", "should", "shall", "may", "might", "with", "from", "that", "this", "its", "than"}
+_ASKS_THE_YEAR = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
 _YES_NO = re.compile(r"(?:^|[.?!]\s+)(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|"
                      r"shall|may|might)\b(?:(?!\bor\b)[^?!])*\?", re.IGNORECASE)
 
@@ -72,6 +73,16 @@ def yes_or_no(question: str, answer: str) -> str:
     return "No" if _NEGATION.search(stated) else "Yes"
 
 
+def stated_year(question: str, answer: str) -> str:
+    """The one year an answer to "in what year ...?" states that the question does not, when the answer
+    says more than the year ("How to Eat is a 1998 book of English cuisine ..." → "1998"); "" when the
+    question asks no year, or the answer states none or several."""
+    years = set(YEAR.findall(answer)) - set(YEAR.findall(question))
+    if not _ASKS_THE_YEAR.search(question) or len(years) != 1 or answer.strip(" .") in years:
+        return ""
+    return years.pop()
+
+
 def restates(question: str, answer: str) -> bool:
     """The answer adds nothing to the question: no word and no number the question does not hold
     ("The band f(x) performed in both Welcome to the Show and the band f(x)")."""
@@ -84,19 +95,20 @@ def _words(text: str) -> set[str]:
 
 
 def answer_from_passages(question: str, hits: list[dict], calculation: str, answer: str,
-                         sources: list[int], yes_no: bool = True) -> PassageAnswer:
+                         sources: list[int], repair: bool = True) -> PassageAnswer:
     """The answer a read of `hits` (numbered from 1) gives, with the findings it rests on. The
     calculation is used when the question asks for one (`asks_calculation`), or may ask for one
-    (`may_ask_calculation`) and the answer is not printed; else the answer, which to a yes/no
-    question begins with its `yes_or_no` ("Yes. Adobe has an improving ...") when `yes_no` (a
-    small-model repair, `programs.repairs`)."""
+    (`may_ask_calculation`) and the answer is not printed; else the answer. With `repair` (the
+    small-model repairs, `programs.repairs`), a sentence that answers "in what year" is its
+    `stated_year`, and an answer to a yes/no question begins with its `yes_or_no` ("Yes. Adobe has
+    an improving ...")."""
     cited = [hits[n - 1] for n in dict.fromkeys(sources) if 1 <= n <= len(hits)]
     read = cited + [hit for hit in hits if hit not in cited]
     calculated = is_calculation(calculation)
     if calculated and asks_calculation(question):
         return computed_answer(question, calculation, read)
-    stated = _stated(answer.strip(), read, cited)
-    if yes_no and (verdict := yes_or_no(question, stated.answer)) and not re.match(r"(?:yes|no)\b", stated.answer, re.IGNORECASE):
+    stated = _stated((repair and stated_year(question, answer)) or answer.strip(), read, cited)
+    if repair and (verdict := yes_or_no(question, stated.answer)) and not re.match(r"(?:yes|no)\b", stated.answer, re.IGNORECASE):
         stated.answer = f"{verdict}. {stated.answer}"
     if not stated.problem and restates(question, stated.answer):
         stated.problem = "the answer only restates the question"

@@ -8,6 +8,8 @@ program is told (`repairs=True` or `False` from Python, `--repairs on|off` on th
   for one, and a question ending "in total" asks for a sum whatever the Router read;
 - the yes/no prefix (`passage_answer.yes_or_no`): a read's answer that states a yes/no question's claim
   begins with its "Yes" or "No";
+- the year asked (`passage_answer.stated_year`): a read's sentence that answers "in what year" is the
+  one year it states that the question does not;
 - demos by operation (`iterative.same_operations`): the read is shown only the demos whose question
   names the same operations as the question asked;
 - follow-ups (`conversation.is_new_topic`, `conversation.keeps_turn`): a turn that refers back ("its",

@@ -5,7 +5,8 @@ import pytest
 
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                         may_ask_calculation, operations)
-from ferret.programs.passage_answer import COPIED_WORDS, answer_from_passages, asks_yes_no, restates, yes_or_no
+from ferret.programs.passage_answer import (COPIED_WORDS, answer_from_passages, asks_yes_no, restates, stated_year,
+                                           yes_or_no)
 
 TABLE = {"doc_id": "ctx", "page": 1, "section": "Sales", "node_id": "seg:1", "score": 1.0,
          "text": "Years Ended September 30, 2019 2018 2017\nFixed Price $ 1,452.4 $ 1,146.2\nOther 44.1 56.7 70.8\n"
@@ -154,3 +155,16 @@ def test_an_answer_that_restates_the_question_or_copies_a_passage_does_not_stand
     read = answer_from_passages("Who bought most?", [{**NOTE, "text": with_numbers}], "", with_numbers, [1])
     assert read.problem == "the answer copies a passage instead of answering"
     assert answer_from_passages("Who bought most?", [NOTE], "", "the U.S. government", [1]).problem == ""
+
+
+def test_a_sentence_that_answers_in_what_year_is_its_one_new_year():
+    book = {"doc_id": "How to Eat", "page": 1, "section": "How to Eat", "score": 1.0, "node_id": "b",
+            "text": "How to Eat is a 1998 book of English cuisine by the celebrity cook Nigella Lawson."}
+    question = "How to Eat, released in which year, is a book of English cuisine by Nigella Lawson?"
+    read = answer_from_passages(question, [book], "", book["text"], [1])
+    assert read.answer == "1998" and [f.value for f in read.findings] == ["1998"] and read.problem == ""
+    assert answer_from_passages(question, [book], "", book["text"], [1], repair=False).answer == book["text"]
+    assert stated_year("In what year did the 2012 outbreak end?", "It began in 2012 and ended in 2013.") == "2013"
+    assert stated_year(question, "It was published in 1998 and reprinted in 2000.") == ""  # two years
+    assert stated_year("When was the book released?", "It was released in 1998.") == ""  # "when" may ask a date
+    assert stated_year(question, "1998") == ""  # already the year
