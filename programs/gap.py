@@ -10,14 +10,15 @@ answer grounded in a sentence that fills the gap needs no model to confirm it (`
 boys' school?" has a gap after "graduated from"; a page that prints "He attended the district school and
 graduated from Hebron Academy." fills it with "Hebron Academy". `gap_phrases` finds such phrases in a
 sentence: after the two words before the question's wh-word (with up to TYPE_WORDS lowercase words
-between: "the sitcom"), a quoted title or a run of capitalised words (a name, a number), cut at a
+between, "the sitcom", or the words that follow the wh-word in the question: "chief of staff to which
+Queensland Senator" and "chief of staff to Queensland Senator Barnaby Joyce"), a quoted title or a run of capitalised words (a name, a number), cut at a
 stopword, and kept only when `fills_the_gap` holds for it (lowercase phrases are not read: "Lilu is
 mentioned" does not answer "Lilu is what?"). `gap_answer` is the one phrase, among all those the pages
 fill the gap with, that grounds (`programs.grounding.ground`: on a page about what the question names,
 in its sentence that names most of the question); None when none or several do. The embedded 0.5B
 model reads such sentences and answers with a paraphrase ("Jeffrey Smart's depictions of urban
 landscapes that are full ...") or with another name of the passage. On HotpotQA's 100 questions, over
-the passages of the first read and of the hops search, it answers 8: 7 right, 1 wrong (a company
+the passages of the first read and of the hops search, it answers 9: 8 right, 1 wrong (a company
 "headquartered in which city?", read from another company's page); it answers none of FinanceBench's
 62 questions nor of TAT-QA's 700 dev questions (docs/benchmarks.md).
 """
@@ -33,7 +34,7 @@ from ferret.programs.grounding import GROUNDED, SENTENCE, Grounding, asks_number
 from ferret.programs.passage_answer import asks_yes_no
 
 WH_WORDS = {"what", "which", "who", "whom", "whose", "where", "when"}
-TYPE_WORDS = 2  # lowercase words the sentence may put between the question's words and the answer ("the sitcom")
+TYPE_WORDS = 2  # words the sentence may put between the question's words and the answer ("the sitcom")
 _CONNECTORS = r"of|the|de|van|von|la|le|du|and|&"  # inside a name: "Walt Disney Pictures", "House of Commons"
 _PHRASE = re.compile(rf"""["“](?P<quoted>[^"”]{{1,60}})["”]"""
                      rf"""|(?P<name>[A-Z0-9][\w'’.&-]*(?:\s+(?:[A-Z0-9][\w'’.&-]*|{_CONNECTORS}))*)""")
@@ -47,8 +48,8 @@ def fills_the_gap(question: str, sentence: str, answer: str) -> bool:
     """Whether `sentence` prints the answer's words (from the first to the last the question does not
     have) as a whole phrase where the question has its wh-word (its first word, else its last wh-word:
     an earlier one is a relative pronoun): right after the two words before the wh-word, with up to
-    TYPE_WORDS lowercase words between, or right before two of the words after it. Those two words name
-    something (not both stopwords)."""
+    TYPE_WORDS lowercase words between (or the question's words after its wh-word), or right before two
+    of the words after it. Those two words name something (not both stopwords)."""
     asked, gap = _question_gap(question)
     answered = [word.lower() for word in _WORD.findall(answer)]
     added = [i for i, word in enumerate(answered) if word not in asked]
@@ -64,7 +65,8 @@ def fills_the_gap(question: str, sentence: str, answer: str) -> bool:
         for between in range(TYPE_WORDS + 1):
             at = start - between
             if (at >= 2 and _names(before) and words[at - 2:at] == before
-                    and all(sentence[first].islower() for _, first, _ in spans[at:start])):
+                    and (all(sentence[first].islower() for _, first, _ in spans[at:start])
+                         or words[at:start] == asked[gap + 1:gap + 1 + between])):
                 return True
         if _phrase_edge(_BEFORE.search(sentence, 0, spans[start][1])) and any(
                 _names(asked[after:after + 2]) and words[end:end + 2] == asked[after:after + 2]
@@ -112,13 +114,26 @@ def gap_phrases(question: str, sentence: str) -> list[str]:
     for i in (i for i in range(len(spans) - 1) if [spans[i][0], spans[i + 1][0]] == before):
         for between in range(TYPE_WORDS + 1):
             at = i + 2 + between
-            if at >= len(spans) or (between and not sentence[spans[at - 1][1]].islower()):
+            if at >= len(spans):
                 break
+            if between and not (all(sentence[first].islower() for _, first in spans[i + 2:at])
+                                 or [word for word, _ in spans[i + 2:at]] == asked[gap + 1:gap + 1 + between]):
+                continue
             start = spans[at][1] - (spans[at][1] > 0 and sentence[spans[at][1] - 1] in "\"“")
-            if (match := _PHRASE.match(sentence, start)) and (phrase := _trimmed(match)) \
+            if (match := _PHRASE.match(sentence, start)) and (phrase := _untyped(_trimmed(match), asked[gap + 1:])) \
                     and fills_the_gap(question, sentence, phrase):
                 found.append(phrase)
     return list(dict.fromkeys(found))
+
+
+def _untyped(phrase: str, after: list[str]) -> str:
+    """The phrase without the words the question puts right after its wh-word (up to TYPE_WORDS) at its
+    start ("which Queensland Senator": "Queensland Senator Barnaby Joyce" → "Barnaby Joyce"); "" when
+    nothing else is left."""
+    words = phrase.split()
+    while words and words[0].lower() in after[:TYPE_WORDS]:
+        words.pop(0)
+    return " ".join(words)
 
 
 def _trimmed(match: re.Match) -> str:

@@ -109,3 +109,11 @@ def test_a_text_answer_whose_pages_fill_the_gap_with_another_name_is_not_grounde
     both = _Pages({"Tostig Godwinson": "Tostig Godwinson\nTostig Godwinson was an Anglo-Saxon Earl of Northumbria, "
                                        "in Bernicia."})
     assert other_gap_answer(question, "Bernicia", _places("Tostig Godwinson"), both) is None
+
+
+def test_the_questions_own_type_words_may_stand_between_the_gap_and_the_name():
+    question = "He served as chief of staff to which Queensland Senator, a Deputy Prime Minister?"
+    sentence = "He previously served as chief of staff to Queensland Senator Barnaby Joyce and was a director."
+    assert fills_the_gap(question, sentence, "Barnaby Joyce")
+    assert gap_phrases(question, sentence) == ["Barnaby Joyce"]  # the type words are not the name
+    assert not fills_the_gap(question, "He served as chief of staff to Victorian Premier John Cain.", "John Cain")
