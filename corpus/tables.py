@@ -2,8 +2,11 @@
 
 A table is a run of at least two numeric rows ("Total assets  $11,726,472  $10,785,829"),
 possibly interleaved with label-only lines ("Current assets:") and blank lines. Above it sit
-header lines ("November 27,  November 28," / "2015  2014"), whose cells are stacked into one
-column name each, and title/scale lines ("CONSOLIDATED BALANCE SHEETS", "(In thousands)").
+header lines ("November 27,  November 28," / "2015  2014"; a year may carry a note, "2019 (1)", or be
+letter-spaced, "2 0 1 8"), whose cells are stacked into one column name each, and title/scale lines
+("CONSOLIDATED BALANCE SHEETS", "(In thousands)"); a scale line may also sit between the header and
+the rows. A run cut by an unlabelled subtotal line ("$3,260  $3,836") that has no header of its own
+goes on under the columns and scale of the table above it.
 Column positions are not in the text, so cells are matched to columns by count.
 """
 from __future__ import annotations
@@ -31,7 +34,7 @@ _HEADER_WORD = re.compile(
 _PER_SHARE = re.compile(r"\bper (?:\w+ )?share\b|\bEPS\b", re.IGNORECASE)
 _SHARE_COUNT = re.compile(r"^(?:weighted[- ]average|shares\b|number of shares)|\bshares (?:used|outstanding)\b",
                           re.IGNORECASE)
-_PERCENT_HEADER = re.compile(r"%|\bpercent", re.IGNORECASE)
+PERCENT_HEADER = re.compile(r"%|\bpercent", re.IGNORECASE)  # a column (or row) of percentages
 _UNIT_HEADER = re.compile(r"\((?:in )?(years|months|days|shares|units)\)", re.IGNORECASE)
 _MAX_GAP_LINES = 4  # label-only or blank lines allowed between two rows of one table
 _MAX_TITLE_LINES = 3
@@ -163,7 +166,7 @@ def _build(lines: list[str], cells: list[list[str]], rows: list, first: int, las
         and all(all(map(_numeric_tokens, cells[i])) for i in range(before.last_line + 1, top))
     if continued:
         columns = before.columns
-    percent |= {c for c in range(width) if _PERCENT_HEADER.search(columns[c])}
+    percent |= {c for c in range(width) if PERCENT_HEADER.search(columns[c])}
     title = next((lines[i] for i in titles if not _is_scale_line(cells[i])
                   and (" " in lines[i] or lines[i].isupper())), dropped or "")
     scale, unit = (before.scale, before.unit) if continued else (1.0, None)
@@ -288,7 +291,7 @@ def _rows(lines, cells, rows, first, last, columns, percent, scale, unit) -> lis
         context = f"{group} {label}".strip()
         row_cells = {}
         for slot, text in zip(slots, values):
-            is_percent = slot in percent or bool(_PERCENT_HEADER.search(label))
+            is_percent = slot in percent or bool(PERCENT_HEADER.search(label))
             row_cells[columns[slot]] = _cell(text, context, column_scales[slot], is_percent)
         result.append(TableRow(label, row_cells, lines[index], index))
     return result

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 
 from ferret.corpus.hops import STOPWORDS, linked, names, parts, words
 from ferret.corpus.numbers import YEAR, number_spans, numbers_in
+from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, names_operation, operations
 from ferret.programs.passage_answer import asks_yes_no
 from ferret.programs.verify import answer_numbers, same_number
@@ -316,11 +317,12 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     scores = [_cell_score(label, header, words, years, asked.generic) for label, header, _, _ in cells]
     top = max(scores, default=None)
     same = [(cell, score) for cell, score in zip(cells, scores) if cell[3] is not None and same_number(abs(value), abs(cell[3]))]
-    shared = {label for label, header, _, _ in cells if asked.share and "%" in header}  # rows that print the share asked
+    # rows that print the share asked
+    shared = {label for label, header, _, _ in cells if asked.share and PERCENT_HEADER.search(header)}
     for (label, header, printed, _), score in same:
         if (score == top or not single) and stems(label) & words and names_operation(asked.operation, f"{label} {header}") \
                 and _years_fit(header, years) \
-                and ("%" in header if label in shared else not distinct or stems(header) & distinct):
+                and (bool(PERCENT_HEADER.search(header)) if label in shared else not distinct or stems(header) & distinct):
             return GROUNDED, printed, " · ".join(filter(None, (label, header, page)))
     if same:  # a cell, but not the question's: the text of its table row is no sentence to ground it
         return ON_PAGE, same[0][0][2], page

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 from ferret.corpus.numbers import YEAR, parse_number
+from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, operations
 from ferret.programs.grounding import asks_reason, question_stems, stems
 from ferret.programs.structured import grounded
@@ -39,7 +40,6 @@ _RANGE = re.compile(r"((?:19|20)\d{2})\s*(?:-|–|to|through)\s*(?:FY\s?)?((?:19
 _DEFINED = re.compile(r"\b(?:defined as|calculated as|formula)\b|=", re.IGNORECASE)
 _METRIC_AVERAGE = re.compile(r"\bweighted[- ]average\b", re.IGNORECASE)
 _PERCENTS = re.compile(r"\bpercents\b", re.IGNORECASE)  # "in units of percents"
-_PERCENT_HEADER = re.compile(r"%|\bpercent", re.IGNORECASE)
 _FELL = re.compile(r"\b(?:decrease[sd]?|decline[sd]?|fell|drop(?:ped)?)\b", re.IGNORECASE)
 _ROSE = re.compile(r"\bincrease", re.IGNORECASE)
 
@@ -107,7 +107,7 @@ def _year_cell(rows: list[dict], year: str, asked: set[str], share: bool = False
     for row in rows:
         cells = [(header, text) for header, text in row["fields"].items()
                  if year in header and parse_number(text) is not None]
-        if share and len(cells) > 1 and (percent := [cell for cell in cells if _PERCENT_HEADER.search(cell[0])]):
+        if share and len(cells) > 1 and (percent := [cell for cell in cells if PERCENT_HEADER.search(cell[0])]):
             cells = percent
         if len(cells) > 1:  # several columns of the year: the one whose other words the question names most
             named = [len(stems(YEAR.sub("", header)) & asked) for header, _ in cells]

@@ -360,3 +360,12 @@ def test_the_change_of_a_share_grounds_in_the_share_column_only():
     assert ground(question, "1.9", [40.0, 38.1], [("d", 1)], _ShareTable(), "40 - 38.1").level == GROUNDED
     amounts = ground(question, "191,223", [479987.0, 288764.0], [("d", 1)], _ShareTable(), "479987 - 288764")
     assert amounts.level == ON_PAGE  # the sales column, not the share the question asks about
+
+
+def test_a_share_column_named_in_words_is_a_share_column_too():
+    table = _ShareTable()
+    table.cells = [(header.replace("% of Total", "Percent of Total"), printed, number) for header, printed, number in table.cells]
+    question = "What was the change in the percent of total sales from APAC between 2018 and 2019?"
+    assert ground(question, "1.9", [40.0, 38.1], [("d", 1)], table, "40 - 38.1").level == GROUNDED
+    amounts = ground(question, "191,223", [479987.0, 288764.0], [("d", 1)], table, "479987 - 288764")
+    assert amounts.level == ON_PAGE
