@@ -1,5 +1,5 @@
-"""A change, percentage change or average of one table row between the two years a question names,
-written in code from the row's printed cells: no LM call.
+"""A change, percentage change or average of one table row between the two years a question names, or
+its two cells, written in code from the row's printed cells: no LM call.
 
 "What was the percentage change in the valuation allowance between 2018 and 2019?" is answered from
 the table row whose label the question names, its 2019 and 2018 cells, as the expression
@@ -20,9 +20,12 @@ Nothing is guessed: a question is left to the reads unless
 - the two values differ (equal cells of two years are more often one column read twice).
 The change of a share ("the change in the percentage of sales represented by gross profit") is a
 change of the share, in points, from the row's "%" column when it has one (`arithmetic.SHARE`).
-From the stored rows alone, on the TAT-QA dev split (700 questions, the one the rules were written on)
-they compute 102 answers, 96 right, of which 94 ground (89 right); on its train split (639) 96 ground
-(91 right), on its test split (329) 50 (46 right). No HotpotQA or FinanceBench dev question is taken.
+A question that names no operation but asks for the row's two years "respectively" (not a range
+"2019 to 2017") is answered with the two cells as printed, in the question's order ("73,260 and
+57,768"), of the amount columns where a year also has a "%" column.
+From the stored rows alone, the rung's answers that ground (right) on TAT-QA's dev split (700 questions,
+the one the rules were written on) are 128 (122), on its train split (639) 116 (110), on its test split
+(329) 68 (64); no HotpotQA or FinanceBench dev question is taken (docs/benchmarks.md).
 """
 from __future__ import annotations
 
@@ -42,12 +45,14 @@ _METRIC_AVERAGE = re.compile(r"\bweighted[- ]average\b", re.IGNORECASE)
 _PERCENTS = re.compile(r"\bpercents\b", re.IGNORECASE)  # "in units of percents"
 _FELL = re.compile(r"\b(?:decrease[sd]?|decline[sd]?|fell|drop(?:ped)?)\b", re.IGNORECASE)
 _ROSE = re.compile(r"\bincrease", re.IGNORECASE)
+_RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class RowCalculation:
-    expression: str  # over the cells' numbers ("(-123 - -109) / -109 * 100")
+    expression: str  # over the cells' numbers ("(-123 - -109) / -109 * 100"); "" for a lookup
     hits: list[dict]  # the row(s), each as a passage that names its columns (`row_passage`)
+    answer: str = ""  # a lookup's cells as printed, in the question's order ("73,260 and 57,768")
 
 
 def named_rows(corpus, question: str, bucket: str | None = None, doc_id: str | None = None) -> list[dict]:
@@ -79,6 +84,10 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
     asked = _METRIC_AVERAGE.sub(" ", asked)
     share = bool(SHARE.search(asked))  # "the percentage of sales represented by X": its "%" column
     ops = operations(asked) | ({"percentage"} if _PERCENTS.search(asked) else set())
+    if not ops and _RESPECTIVELY.search(asked) and not _RANGE.search(question):  # "X in 2019 and 2018 respectively"
+        cells = [_year_cell(rows, year, question_stems(question), share, amounts=not share) for year in years]
+        return None if None in cells else RowCalculation("", [row_passage(row) for row in rows],
+                                                         " and ".join(printed for _, printed in cells))
     if not ops & {"change", "average"} or "average" in ops and (span := _RANGE.search(question)) \
             and int(span.group(2)) - int(span.group(1)) > 1:
         return None
@@ -99,16 +108,19 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
     return RowCalculation(expression, [row_passage(row) for row in rows])
 
 
-def _year_cell(rows: list[dict], year: str, asked: set[str], share: bool = False) -> tuple[float, str] | None:
+def _year_cell(rows: list[dict], year: str, asked: set[str], share: bool = False,
+               amounts: bool = False) -> tuple[float, str] | None:
     """(value, text) of the year's one cell, the same in every row; None when the rows disagree or a
     row has no single cell of the year the question's words pick (of a question about a `share`, the
-    cells under a "%" header first)."""
+    cells under a "%" header first; for `amounts`, the others first)."""
     found = set()
     for row in rows:
         cells = [(header, text) for header, text in row["fields"].items()
                  if year in header and parse_number(text) is not None]
         if share and len(cells) > 1 and (percent := [cell for cell in cells if PERCENT_HEADER.search(cell[0])]):
             cells = percent
+        if amounts and len(cells) > 1 and (plain := [cell for cell in cells if not PERCENT_HEADER.search(cell[0])]):
+            cells = plain
         if len(cells) > 1:  # several columns of the year: the one whose other words the question names most
             named = [len(stems(YEAR.sub("", header)) & asked) for header, _ in cells]
             cells = [cell for cell, count in zip(cells, named) if count == max(named)]

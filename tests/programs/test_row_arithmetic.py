@@ -100,3 +100,22 @@ def test_the_iterative_program_answers_the_rows_change_in_code_with_no_lm_call(s
     assert result.computation == "(3650 - 3150) / 3150 * 100" and result.citations_verified
     assert [step["step"] for step in result.trajectory] == ["table"]
     assert result.trajectory[0]["lm_call"] is False
+
+
+def test_a_rows_two_years_asked_respectively_are_its_cells_in_the_questions_order():
+    rows = _Rows({"License revenue": {"2019 Amount": "$64,798", "2019 % of total revenue": "9%",
+                                      "2018 Amount": "$35,452", "2018 % of total revenue": "5%"}})
+    lookup = row_calculation(rows, "What was the License revenue in 2019 and 2018 respectively?")
+    assert (lookup.expression, lookup.answer) == ("", "$64,798 and $35,452")  # the amounts, not the shares
+    assert row_calculation(ALLOWANCE, "What was the deferred tax assets in 2018 and 2019 respectively?").answer \
+        == "1,100 and 1,250"
+    assert row_calculation(ALLOWANCE, "What was the deferred tax assets for fiscal years 2019 to 2017 respectively?") is None
+
+
+def test_the_iterative_program_answers_a_rows_two_years_in_code_with_no_lm_call(small_corpus):
+    lm, engine = scripted_lm()
+    with answering(lm):
+        result = IterativeRetriever(small_corpus)(question="What was total revenue in 2023 and 2022 respectively?",
+                                                  doc_id="report")
+    assert engine.steps() == [] and result.answered_by == "table" and result.grounding == "grounded"
+    assert result.answer == "3,650 and 3,150" and result.citations_verified
