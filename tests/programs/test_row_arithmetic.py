@@ -90,18 +90,6 @@ def test_rows_of_one_label_that_disagree_or_one_value_read_twice_compute_nothing
     assert row_calculation(disagree, "What was the change in revenue between 2018 and 2019?") is None
 
 
-def test_the_iterative_program_answers_the_rows_change_in_code_with_no_lm_call(small_corpus):
-    lm, engine = scripted_lm()
-    with answering(lm):
-        result = IterativeRetriever(small_corpus)(question="What was the percentage change in total revenue from 2022 to 2023?",
-                                                  doc_id="report")
-    assert engine.steps() == [] and result.lm_calls == 0  # code first: not even the Router is asked
-    assert result.status == "answer" and result.answered_by == "table" and result.grounding == "grounded"
-    assert result.computation == "(3650 - 3150) / 3150 * 100" and result.citations_verified
-    assert [step["step"] for step in result.trajectory] == ["table"]
-    assert result.trajectory[0]["lm_call"] is False
-
-
 def test_a_rows_two_years_asked_respectively_are_its_cells_in_the_questions_order():
     rows = _Rows({"License revenue": {"2019 Amount": "$64,798", "2019 % of total revenue": "9%",
                                       "2018 Amount": "$35,452", "2018 % of total revenue": "5%"}})
@@ -109,13 +97,20 @@ def test_a_rows_two_years_asked_respectively_are_its_cells_in_the_questions_orde
     assert (lookup.expression, lookup.answer) == ("", "$64,798 and $35,452")  # the amounts, not the shares
     assert row_calculation(ALLOWANCE, "What was the deferred tax assets in 2018 and 2019 respectively?").answer \
         == "1,100 and 1,250"
-    assert row_calculation(ALLOWANCE, "What was the deferred tax assets for fiscal years 2019 to 2017 respectively?") is None
+    three = _Rows({"Net income": {"2019": "10", "2018": "8", "2017": "6"}})  # a range asks three years, not two
+    assert row_calculation(three, "What was the net income for fiscal years 2019 to 2017 respectively?") is None
 
 
-def test_the_iterative_program_answers_a_rows_two_years_in_code_with_no_lm_call(small_corpus):
+@pytest.mark.parametrize("question, computation, answer", [
+    ("What was the percentage change in total revenue from 2022 to 2023?", "(3650 - 3150) / 3150 * 100", "15.873"),
+    ("What was total revenue in 2023 and 2022 respectively?", "", "3,650 and 3,150"),  # a lookup
+])
+def test_the_iterative_program_answers_the_rows_question_in_code_with_no_lm_call(small_corpus, question, computation, answer):
     lm, engine = scripted_lm()
     with answering(lm):
-        result = IterativeRetriever(small_corpus)(question="What was total revenue in 2023 and 2022 respectively?",
-                                                  doc_id="report")
-    assert engine.steps() == [] and result.answered_by == "table" and result.grounding == "grounded"
-    assert result.answer == "3,650 and 3,150" and result.citations_verified
+        result = IterativeRetriever(small_corpus)(question=question, doc_id="report")
+    assert engine.steps() == [] and result.lm_calls == 0  # code first: not even the Router is asked
+    assert result.status == "answer" and result.answered_by == "table" and result.grounding == "grounded"
+    assert (result.computation, result.answer) == (computation, answer) and result.citations_verified
+    assert [step["step"] for step in result.trajectory] == ["table"]
+    assert result.trajectory[0]["lm_call"] is False
