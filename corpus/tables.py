@@ -43,7 +43,8 @@ _MAX_TITLE_LINES = 3
 def _cells(line: str) -> list[str]:
     """The column-gap-separated cells of a line, with detached "$" and ")" put back on their numbers."""
     line = _DETACHED_PAREN.sub(r"\1)", _DETACHED_CURRENCY.sub(r"\1", line))
-    return [_SPACED_YEAR.sub(lambda year: year[0].replace(" ", ""), cell.strip()) for cell in _GAP.split(line) if cell.strip()]
+    return [_SPACED_YEAR.sub(lambda year: year[0].replace(" ", ""), cell.strip())
+            for cell in _GAP.split(line) if cell.strip()]
 
 
 def _numeric_tokens(cell: str) -> list[str] | None:

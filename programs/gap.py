@@ -11,16 +11,17 @@ boys' school?" has a gap after "graduated from"; a page that prints "He attended
 graduated from Hebron Academy." fills it with "Hebron Academy". `gap_phrases` finds such phrases in a
 sentence: after the two words before the question's wh-word (with up to TYPE_WORDS lowercase words
 between, "the sitcom", or the words that follow the wh-word in the question: "chief of staff to which
-Queensland Senator" and "chief of staff to Queensland Senator Barnaby Joyce"), a quoted title or a run of capitalised words (a name, a number), cut at a
-stopword, and kept only when `fills_the_gap` holds for it (lowercase phrases are not read: "Lilu is
-mentioned" does not answer "Lilu is what?"). `gap_answer` is the one phrase, among all those the pages
-fill the gap with, that grounds (`programs.grounding.ground`: on a page about what the question names,
-in its sentence that names most of the question); None when none or several do. The embedded 0.5B
-model reads such sentences and answers with a paraphrase ("Jeffrey Smart's depictions of urban
-landscapes that are full ...") or with another name of the passage. On HotpotQA's 100 questions, over
-the passages of the first read and of the hops search, it answers 9: 8 right, 1 wrong (a company
-"headquartered in which city?", read from another company's page); it answers none of FinanceBench's
-62 questions nor of TAT-QA's 700 dev questions (docs/benchmarks.md).
+Queensland Senator" and "chief of staff to Queensland Senator Barnaby Joyce"), a quoted title or a run
+of capitalised words (a name, a number), cut at a stopword, and kept only when `fills_the_gap` holds for
+it (lowercase phrases are not read: "Lilu is mentioned" does not answer "Lilu is what?"). `gap_answer`
+is the one phrase, among all those the pages fill the gap with, that grounds (`programs.grounding.ground`:
+on a page about what the question names, in its sentence that names most of the question); None when
+none or several do. The embedded 0.5B model reads such sentences and answers with a paraphrase
+("Jeffrey Smart's depictions of urban landscapes that are full ...") or with another name of the
+passage. On HotpotQA's 100 questions, over the passages of the first read and of the hops search, it
+answers 9: 8 right, 1 wrong (a company "headquartered in which city?", read from another company's
+page); it answers none of FinanceBench's 62 questions nor of TAT-QA's 700 dev questions
+(docs/benchmarks.md).
 """
 from __future__ import annotations
 

@@ -349,12 +349,13 @@ class IterativeRetriever(SavedSettings, dspy.Module):
     def _table(self, state: "_Run") -> dict | None:
         """The table rung, before the Router and any read, written in code (no LM) and settled as a read's
         calculation: a change, percentage change or average of the one table row the question names,
-        between its two years, or its two cells asked "respectively" (`programs.row_arithmetic`), else a filing's metric of a fiscal year over its
-        statements' line items, else a verdict on that metric's trend or sign (`programs.statement_metric`);
-        None, with nothing recorded, when the question is none of these."""
+        between its two years, or its two cells asked "respectively" (`programs.row_arithmetic`), else a
+        filing's metric of a fiscal year over its statements' line items, else a verdict on that metric's
+        trend or sign (`programs.statement_metric`); None, with nothing recorded, when the question is
+        none of these."""
         if (calculation := row_calculation(self.corpus, state.question, bucket=state.bucket, doc_id=state.doc_id)) is not None:
             hits, expression, how = calculation.hits, calculation.expression or calculation.answer, "the question's row"
-            read = answer_from_passages(state.question, hits, calculation.expression, calculation.answer, [1])
+            read = answer_from_passages(state.question, hits, calculation.expression, calculation.answer, [1], repair=False)
         elif (metric := statement_calculation(self.corpus, state.question, state.doc_id)) is not None:
             hits, expression, how = metric.hits, metric.expression or metric.answer, "the filing's line items"
             read = computed_answer(state.question, expression, hits, metric.constants) if metric.expression else \
