@@ -66,8 +66,7 @@ def fills_the_gap(question: str, sentence: str, answer: str) -> bool:
         for between in range(TYPE_WORDS + 1):
             at = start - between
             if (at >= 2 and _names(before) and words[at - 2:at] == before
-                    and (all(sentence[first].islower() for _, first, _ in spans[at:start])
-                         or words[at:start] == asked[gap + 1:gap + 1 + between])):
+                    and _typed(sentence, [(word, first) for word, first, _ in spans[at:start]], asked[gap + 1:])):
                 return True
         if _phrase_edge(_BEFORE.search(sentence, 0, spans[start][1])) and any(
                 _names(asked[after:after + 2]) and words[end:end + 2] == asked[after:after + 2]
@@ -117,14 +116,20 @@ def gap_phrases(question: str, sentence: str) -> list[str]:
             at = i + 2 + between
             if at >= len(spans):
                 break
-            if between and not (all(sentence[first].islower() for _, first in spans[i + 2:at])
-                                 or [word for word, _ in spans[i + 2:at]] == asked[gap + 1:gap + 1 + between]):
+            if not _typed(sentence, spans[i + 2:at], asked[gap + 1:]):
                 continue
             start = spans[at][1] - (spans[at][1] > 0 and sentence[spans[at][1] - 1] in "\"“")
             if (match := _PHRASE.match(sentence, start)) and (phrase := _untyped(_trimmed(match), asked[gap + 1:])) \
                     and fills_the_gap(question, sentence, phrase):
                 found.append(phrase)
     return list(dict.fromkeys(found))
+
+
+def _typed(sentence: str, between: list[tuple[str, int]], after: list[str]) -> bool:
+    """Whether the words `between` (lowercased, each with its start in `sentence`) may stand between the
+    gap's two words and the answer: lowercase words ("the sitcom"), or the words `after` the question's
+    wh-word ("which Queensland Senator"), or none."""
+    return all(sentence[first].islower() for _, first in between) or [word for word, _ in between] == after[:len(between)]
 
 
 def _untyped(phrase: str, after: list[str]) -> str:
