@@ -57,7 +57,7 @@ _PARENTHESIS = re.compile(r"\s*\(.*?\)")
 _JOIN = re.compile(r",?\s+(?:and|or)\s+(?:the\s+)?", re.IGNORECASE)
 _NUMBER = re.compile(r"\d{2}")
 _NESTED = re.compile(r"\b(?:the|a|an)\s+(?:[\w'’-]+\s+){0,3}?(?:that|which|who|whom|whose|where)\s+\w+", re.IGNORECASE)
-_MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december"}
 STOPWORDS = frozenset("""a an the of in on at to for by with from and or but is are was were be been being do does did
 has have had what which who whom whose when where why how that this these those it its as than then there their they
@@ -83,7 +83,7 @@ def words(text: str) -> list[str]:
 def stems(text: str) -> set[str]:
     """Content words, cut to five letters (a crude stem: "translated" and "translation" meet)."""
     return {word[:5] for word in words(text) if word not in STOPWORDS and len(word) > 2
-            and word not in _MONTHS and not word.isdigit()}
+            and word not in MONTHS and not word.isdigit()}
 
 
 def names(text: str) -> list[str]:

@@ -237,7 +237,7 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
         return _ground_claim(question, texts, corpus)
     if values is None:
         if not (asks_number(question) or _ASKS_YEAR.search(question) or numbers_only(answer)):
-            return _ground_text(question, answer, texts, stems(" ".join(bridges)))
+            return _ground_text(question, answer, texts, bridges)
         values = stated_numbers(answer, question)
     if not values:
         return Grounding(UNSUPPORTED, "the answer states no number")
@@ -381,7 +381,7 @@ def _count_unit(question: str) -> str:
     return next(iter(stems(word)), "") if word and word not in ("times", "of") else ""
 
 
-def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], bridged: set[str]) -> Grounding:
+def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str]) -> Grounding:
     """A text value: the words the answer adds to the question, printed together on a cited page about
     what the question names (`_subject_pages`), in the sentence of that page that names most of what the question,
     or a bridge to it, names (with the page's title: "Maximum Overdrive" names the film a bridge reached);
@@ -391,7 +391,7 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     asked = stems(question)
     tokens = _TOKEN.findall(_YES_NO_START.sub("", answer))
     new = [i for i, token in enumerate(tokens) if stems(token) - asked and token.strip(".,").lower() not in _LEGAL_FORMS]
-    asked = asked | bridged
+    asked = asked | stems(" ".join(bridges))
     if not new:
         return Grounding(UNSUPPORTED, "the answer adds nothing to the question")
     core = tokens[new[0]:new[-1] + 1]
@@ -401,13 +401,17 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     if any(named and name - named and (named < name or len(named & name) >= 2)
            for name in said for named in map(stems, names(question))):
         return Grounding(ON_PAGE, f"{' '.join(core)!r} names what the question names, not what it asks")
-    phrase = re.compile(r"(?<!\w)" + r"\W+".join(re.escape(t.strip(".,")) for t in core if t.strip(".,")) + r"(?!\w)",
+    # a name is printed whole, unless the question's words go on with it: "ABC" is not "ABC Family", but the
+    # "Lakota and Dakota Sioux" of "named after which Native American tribes?" are "... Sioux Native American tribes"
+    whole = (r"(?!\s+(?!(?:" + "|".join(map(re.escape, re.findall(r"\w+", question))) + r")\b)(?-i:[A-Z]))"
+             if core == tokens and core[-1][:1].isupper() else "")
+    phrase = re.compile(r"(?<!\w)" + r"\W+".join(re.escape(t.strip(".,")) for t in core if t.strip(".,")) + r"(?!\w)" + whole,
                         re.IGNORECASE)
     result = Grounding(UNSUPPORTED, f"{' '.join(core)!r} is printed on no cited page")
     subjects = [name for name in (stems(name) - GENERIC for name in names(question)) if name]  # not "the Company"
     if any(name <= stems(answer) for name in subjects):  # the answer is a thing the question names
         subjects = []
-    subject_pages = _subject_pages(texts, subjects, bridged)
+    subject_pages = _subject_pages(texts, subjects, bridges)
     for place, text in texts.items():
         if place not in subject_pages:
             if phrase.search(text):
@@ -431,19 +435,22 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     return result
 
 
-def _subject_pages(texts: dict[tuple[str, int], str], subjects: list[set[str]], bridged: set[str]) -> set[tuple[str, int]]:
+def _subject_pages(texts: dict[tuple[str, int], str], subjects: list[set[str]], bridges: Sequence[str]) -> set[tuple[str, int]]:
     """The cited pages about what the question names: those that (with their titles) name one of the
-    question's names (`subjects`, each name's stems) or a bridge, and those tied to one of these, one
-    naming the other's title (the town's page names "Maximum Overdrive", the song's page names "Laie");
-    every page when the question names nothing."""
+    question's names (`subjects`, each name's stems) or whose title is a bridge's (`linked`: the page a hop
+    reached, not every page that prints the bridge), and those tied to one of these, one naming the other's
+    title (the town's page names "Maximum Overdrive", the song's page names "Laie"; a one-word name only a
+    title it starts: "Drew" is not "The Drew Pearson Show"); every page when the question names nothing."""
     if not subjects:
         return set(texts)
     words = {place: stems(text) | stems(place[0]) for place, text in texts.items()}
-    naming = {place for place in texts if any(name <= words[place] for name in subjects) or bridged & words[place]}
+    naming = {place for place in texts if any(name <= words[place] for name in subjects)
+              or any(linked(bridge, place[0]) for bridge in bridges)}
     titles = {place: names(text) for place, text in texts.items()}
 
-    def names_title(place: tuple[str, int], other: tuple[str, int]) -> bool:
-        return any(linked(name, other[0]) for name in titles[place])
+    def names_title(place: tuple[str, int], other: tuple[str, int]) -> bool:  # one word names a title it starts
+        return any(linked(name, other[0]) and (" " in name or other[0].lower().startswith(name.lower()))
+                   for name in titles[place])
 
     return naming | {place for place in texts
                      if any(other != place and (names_title(other, place) or names_title(place, other)) for other in naming)}

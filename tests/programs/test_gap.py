@@ -63,10 +63,24 @@ def test_no_phrase_fills_a_relative_pronoun_or_a_lowercase_gap():
     assert gap_phrases("If Gallu is a demon Lilu is what?", "Lilu is mentioned in the Gilgamesh poem.") == []
 
 
-def test_a_phrase_holds_a_number_only_when_the_question_asks_for_a_year_a_date_or_a_count():
+def test_a_phrase_holds_a_number_only_when_it_numbers_a_name_or_the_question_asks_for_a_year_a_date_or_a_count():
     assert not typed("Between Iain Banks and Irwin Shaw, which writer has had a more diverse career?", "February 27")
+    assert not typed("A racing video game developed by what company?", "1999 World Drivers")
+    assert typed("A racing video game developed by what company?", "Studio 33")
     assert typed("The Adelaide team was formed in what year?", "1993")
     assert typed("Who directed the film?", "Stephen King")
+
+
+def test_a_name_ends_where_its_capitalised_words_end_and_may_be_followed_by_the_type_the_question_asks():
+    # "and la" of "and launched" is no part of the name (a connector such as "la" is a whole word)
+    assert gap_phrases("Thumb Wrestling Federation is on a network founded by who?",
+                       "It was founded by Betty Cohen and launched on October 1, 1992.") == ["Betty Cohen"]
+    # the question's words after its wh-word may follow the name: "City" of "what city", "Native American tribes"
+    assert gap_phrases("Scott Howell has worked with the mayor of what city?",
+                       "Giuliani is a lawyer and former mayor of New York City, and an adviser.") == ["New York City"]
+    tribes = "It is named after the Lakota and Dakota Sioux Native American tribes, who compose its population."
+    assert fills_the_gap("The tornado hit a state named after which Native American tribes?", tribes, "Lakota and Dakota Sioux")
+    assert not fills_the_gap("The tornado hit a state named after which tribes?", tribes, "Lakota and Dakota Sioux")
 
 
 def test_the_answer_is_the_one_phrase_that_fills_the_gap_and_grounds():

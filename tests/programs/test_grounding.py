@@ -269,6 +269,30 @@ def test_a_name_grounds_only_on_a_page_tied_to_what_the_question_names():
     assert ground(question, "Jack Owens", None, cited[:1], song).level == ON_PAGE
 
 
+def test_a_bridge_ties_the_page_it_titles_and_one_word_ties_a_title_it_starts():
+    """A first-hop page that shares a word with the question ("Drew") and names its own bridge in part
+    ("Television") grounded "ABC" for a question about Drew Fuller's series."""
+    pages = _Pages({"Drew Fuller": 'Andrew "Drew" Fuller is an American actor, known for the series "Charmed".',
+                    "The Drew Pearson Show": "The Drew Pearson Show was a television program originally broadcast on "
+                                             "ABC and later on the DuMont Television Network.",
+                    "Charmed": "Charmed is a series originally broadcast on UPN."})
+    question = "Drew Fuller starred in a series that originally broadcast on what station?"
+    cited = [("Drew Fuller", 1), ("The Drew Pearson Show", 1), ("Charmed", 1)]
+    assert ground(question, "ABC", None, cited, pages, bridges=["Television", "DuMont Television Network"]).level == ON_PAGE
+    assert ground(question, "UPN", None, cited, pages, bridges=["Charmed"]).level == GROUNDED
+    assert ground(question, "UPN", None, cited[1:], pages).level == ON_PAGE  # nothing ties Charmed to Drew Fuller
+
+
+def test_a_name_grounds_where_it_is_printed_whole_or_followed_by_the_questions_own_words():
+    pages = _Pages({"The Circuit": "The Circuit is a TV film starring Drew Fuller, originally airing on the ABC Family.",
+                    "South Dakota": "South Dakota is named after the Lakota and Dakota Sioux Native American tribes."})
+    question = "Drew Fuller starred in a film that originally aired on what station?"
+    assert ground(question, "ABC", None, [("The Circuit", 1)], pages).level == UNSUPPORTED  # "ABC Family" is another name
+    assert ground(question, "ABC Family", None, [("The Circuit", 1)], pages).level == GROUNDED
+    assert ground("South Dakota is named after which Native American tribes?", "Lakota and Dakota Sioux", None,
+                  [("South Dakota", 1)], pages).level == GROUNDED
+
+
 def test_an_operand_stated_as_the_answer_to_an_average_does_not_ground_but_the_calculation_does(corpus):
     question = "What was the average Consumer segment revenue in 2022 and 2023?"
     assert ground(question, "412.6", None, SEGMENTS, corpus).level == ON_PAGE  # a value of the row, not its average
