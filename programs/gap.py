@@ -123,7 +123,7 @@ def gap_phrases(question: str, sentence: str) -> list[str]:
     if gap is None or not (before := _before(asked, gap)):
         return []
     spans = [(match.group().lower(), match.start()) for match in _WORD.finditer(sentence)]
-    found = []
+    printed, found = _WORD.findall(question), []
     for i in (i for i in range(len(spans) - 1) if [spans[i][0], spans[i + 1][0]] == before):
         for between in range(TYPE_WORDS + 1):
             at = i + 2 + between
@@ -132,7 +132,7 @@ def gap_phrases(question: str, sentence: str) -> list[str]:
             if not _typed(sentence, spans[i + 2:at], asked[gap + 1:]):
                 continue
             start = spans[at][1] - (spans[at][1] > 0 and sentence[spans[at][1] - 1] in "\"“")
-            if (match := _PHRASE.match(sentence, start)) and (phrase := _untyped(_trimmed(match), asked[gap + 1:])) \
+            if (match := _PHRASE.match(sentence, start)) and (phrase := _untyped(_trimmed(match), printed[gap + 1:])) \
                     and fills_the_gap(question, sentence, phrase):
                 found.append(phrase)
     return list(dict.fromkeys(found))
@@ -146,12 +146,16 @@ def _typed(sentence: str, between: list[tuple[str, int]], after: list[str]) -> b
 
 
 def _untyped(phrase: str, after: list[str]) -> str:
-    """The phrase without the words the question puts right after its wh-word (up to TYPE_WORDS) at its
-    start ("which Queensland Senator": "Queensland Senator Barnaby Joyce" → "Barnaby Joyce"); "" when
-    nothing else is left."""
-    words = phrase.split()
-    while words and words[0].lower() in after[:TYPE_WORDS]:
+    """The phrase without the words the question puts right after its wh-word (`after`, as printed; up to
+    TYPE_WORDS) at its start ("which Queensland Senator": "Queensland Senator Barnaby Joyce" → "Barnaby
+    Joyce"), nor those it capitalises at its end ("which Native American tribes": "Lakota and Dakota Sioux
+    Native American" → "Lakota and Dakota Sioux"; "what city" keeps "New York City"); "" when nothing
+    else is left."""
+    words, typed = phrase.split(), [word.lower() for word in after[:TYPE_WORDS]]
+    while words and words[0].lower() in typed:
         words.pop(0)
+    while words and words[-1] in after[:TYPE_WORDS] and words[-1][0].isupper():
+        words.pop()
     return " ".join(words)
 
 

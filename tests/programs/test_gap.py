@@ -80,6 +80,8 @@ def test_a_name_ends_where_its_capitalised_words_end_and_may_be_followed_by_the_
                        "Giuliani is a lawyer and former mayor of New York City, and an adviser.") == ["New York City"]
     tribes = "It is named after the Lakota and Dakota Sioux Native American tribes, who compose its population."
     assert fills_the_gap("The tornado hit a state named after which Native American tribes?", tribes, "Lakota and Dakota Sioux")
+    # a type the question capitalises is no part of the answer; a lowercase one ("what city") may be
+    assert gap_phrases("The tornado hit a state named after which Native American tribes?", tribes) == ["Lakota and Dakota Sioux"]
     assert not fills_the_gap("The tornado hit a state named after which tribes?", tribes, "Lakota and Dakota Sioux")
 
 
