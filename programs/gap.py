@@ -2,7 +2,7 @@
 
 `fills_the_gap` tells whether a sentence prints a given answer there: "starred in what for seven years?"
 and 'She starred in the sitcom "Mad About You" for seven years'. On HotpotQA's 100 questions the gap is
-filled by 9 of the 59 gold answers that ground in code on their gold pages, and by none of the 42 wrong
+filled by 13 of the 70 gold answers that ground in code on their gold pages, and by none of the 41 wrong
 names that ground on the gold or the retrieved pages (`ferret eval --grounding`'s distractors). A text
 answer grounded in a sentence that fills the gap needs no model to confirm it (`programs.confirm`).
 
@@ -19,7 +19,7 @@ on a page about what the question names, in its sentence that names most of the 
 none or several do. The embedded 0.5B model reads such sentences and answers with a paraphrase
 ("Jeffrey Smart's depictions of urban landscapes that are full ...") or with another name of the
 passage. On HotpotQA's 100 questions, over the passages of the first read and of the hops search, it
-answers 10, all right; it answers none of FinanceBench's 62 questions nor of TAT-QA's 700 dev questions
+answers 11, all right; it answers none of FinanceBench's 62 questions nor of TAT-QA's 700 dev questions
 (docs/benchmarks.md).
 """
 from __future__ import annotations
