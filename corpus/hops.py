@@ -34,6 +34,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ferret.corpus.tools import snippet
+from ferret.corpus.words import STOPWORDS, stems, words
 
 BRIDGE_SOURCES = 3  # first-hop documents whose passages name the bridges
 MAX_BRIDGES = 6
@@ -51,19 +52,11 @@ _CONNECTORS = r"(?:of|the|de|la|von|van|for|du|del|da|di|le)"
 # a sentence's closing period is no part of a name
 _NAME_WORD = r"(?:[A-Z](?:\.[A-Z])+\.?|[A-Z][a-z]?\.|[A-Z][\w'’&-]*|\d[\w'’-]*)"
 _NAME = re.compile(rf"[\"“]([^\"”]{{2,80}})[\"”]|({_NAME_WORD}(?:(?:\s+{_CONNECTORS})*\s+{_NAME_WORD})*)")
-_WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _PARENTHESIS = re.compile(r"\s*\(.*?\)")
 _JOIN = re.compile(r",?\s+(?:and|or)\s+(?:the\s+)?", re.IGNORECASE)
 _NUMBER = re.compile(r"\d{2}")
 _NESTED = re.compile(r"\b(?:the|a|an)\s+(?:[\w'’-]+\s+){0,3}?(?:that|which|who|whom|whose|where)\s+\w+", re.IGNORECASE)
-MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december"}
-STOPWORDS = frozenset("""a an the of in on at to for by with from and or but is are was were be been being do does did
-has have had what which who whom whose when where why how that this these those it its as than then there their they
-he she his her him them not no yes both either neither also same other another one two first second more most less
-least many much into onto over under about after before between during through while since until upon can could will
-would should may might shall must if so such only own very just any all each every some few""".split())
 
 
 @dataclass
@@ -74,16 +67,6 @@ class Hops:
     hits: list[dict]
     bridges: list[str] = field(default_factory=list)
     parts: list[str] = field(default_factory=list)
-
-
-def words(text: str) -> list[str]:
-    return [word.lower() for word in _WORD.findall(text)]
-
-
-def stems(text: str) -> set[str]:
-    """Content words, cut to five letters (a crude stem: "translated" and "translation" meet)."""
-    return {word[:5] for word in words(text) if word not in STOPWORDS and len(word) > 2
-            and word not in MONTHS and not word.isdigit()}
 
 
 def names(text: str) -> list[str]:

@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ferret.corpus.hops import MONTHS, STOPWORDS
+from ferret.corpus.words import MONTHS, STOPWORDS
 from ferret.corpus.numbers import YEAR, numbers_in
 from ferret.programs.grounding import GROUNDED, SENTENCE, Grounding, asks_number, asks_year, ground, stems
 from ferret.programs.passage_answer import asks_yes_no

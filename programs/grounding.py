@@ -26,7 +26,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from ferret.corpus.hops import STOPWORDS, linked, names, parts, words
+from ferret.corpus.hops import linked, names, parts
+from ferret.corpus.words import STOPWORDS, words
 from ferret.corpus.numbers import YEAR, number_spans, numbers_in
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, names_operation, operations

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from ferret.corpus.hops import STOPWORDS
+from ferret.corpus.words import STOPWORDS
 from ferret.corpus.lexical import tokenize
 from ferret.corpus.tools import Corpus, write_annotations_csv
 from ferret.programs.arithmetic import SUM_ASKED
