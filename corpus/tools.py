@@ -24,9 +24,12 @@ from ferret.corpus.inputs import MAX_CONTEXT_CHARS, MAX_TOP_K, check_count, chec
 from ferret.corpus.ranking import top_rows
 from ferret.corpus.shards import ShardedIndex, compact
 from ferret.corpus.store import Store
+from ferret.corpus.words import stems
 
 SCOPES = {"segments": "segments", "summary": "chunks"}  # what a search's scope searches: the rows of this table
 LONG_TEXT_CHUNKS = 2  # chunks a summary-then-segment search drills into
+CHUNK_RRF_K = 3  # the reciprocal rank fusion constant of its choice of chunks
+CHUNK_VOTERS = 20  # hybrid passages whose pages vote for the chunks that hold them
 RRF_K = 60
 FUSION_DEPTH = 100
 LABEL_CANDIDATES = 50
@@ -137,13 +140,18 @@ class Corpus:
     def search_long_text(self, query: str, bucket: str | None = None, filters: dict | str | None = None,
                          top_k: int = 10, context_chars: int = 400, doc_id: str | None = None,
                          chunks: int = LONG_TEXT_CHUNKS) -> dict:
-        """Summary-then-segment search: the `chunks` long-document chunks whose summaries best match
-        (hybrid search), then hybrid search over the segments inside them. Returns {"chunks": the
-        summaries' hits, "hits": the segments'}; where the scope holds no chunk, "hits" are those of plain
-        hybrid search."""
-        summaries = self._search(query, "hybrid", bucket, filters, chunks, context_chars, doc_id, "summary")
-        inside = self._chunk_mask([int(hit["node_id"].split(":")[1]) for hit in summaries]) if summaries else None
-        return {"chunks": summaries,
+        """Summary-then-segment search: the `chunks` long-document chunks that best match, then hybrid
+        search over the segments inside them. A chunk's match fuses three rankings by reciprocal rank
+        (CHUNK_RRF_K): its summary's (hybrid search), the query's words in its title (ties in document
+        order), and the votes of the query's top CHUNK_VOTERS hybrid passages on the pages it spans (a
+        summary alone chose worse chunks than the filing's own passages: docs/benchmarks.md). Returns
+        {"chunks": the chosen chunks' summary hits, best first, "hits": the segments'}; where the scope holds
+        no chunk, "hits" are those of plain hybrid search."""
+        summaries = self._search(query, "hybrid", bucket, filters, MAX_TOP_K, context_chars, doc_id, "summary")
+        chosen = rank_chunks(query, summaries, self._search(query, "hybrid", bucket, filters, CHUNK_VOTERS, 0, doc_id))
+        chosen = chosen[:chunks]
+        inside = self._chunk_mask([int(hit["node_id"].split(":")[1]) for hit in chosen]) if chosen else None
+        return {"chunks": chosen,
                 "hits": self._search(query, "hybrid", bucket, filters, top_k, context_chars, doc_id, within=inside)}
 
     def _search(self, query: str, mode: str, bucket, filters, top_k: int, context_chars: int, doc_id,
@@ -582,6 +590,26 @@ def snippet(text: str, query: str, context_chars: int) -> str:
     hit = min((p for p in positions if p >= 0), default=0)
     start = max(0, min(hit - context_chars // 3, len(text) - context_chars))
     return ("…" if start else "") + text[start:start + context_chars] + ("…" if start + context_chars < len(text) else "")
+
+
+def rank_chunks(query: str, summaries: list[dict], passages: list[dict]) -> list[dict]:
+    """The chunks of `summaries` (hits, in their summaries' order) in the order of `search_long_text`'s
+    fused match: summary rank, the query's words in the title, and `passages`' votes, 1/(5 + rank) from
+    each passage to every chunk whose pages hold its page."""
+    asked = stems(query)
+    titled = sorted(range(len(summaries)), key=lambda i: (-len(asked & stems(summaries[i]["section"] or "")),
+                                                           int(summaries[i]["node_id"].split(":")[1])))
+    votes: dict[int, float] = defaultdict(float)
+    for rank, passage in enumerate(passages):
+        for i, chunk in enumerate(summaries):
+            first, last = chunk["pages"]
+            if chunk["doc_id"] == passage["doc_id"] and first <= passage["page"] <= last:
+                votes[i] += 1 / (5 + rank)
+    fused: dict[int, float] = defaultdict(float)
+    for ranking in (list(range(len(summaries))), titled, sorted(votes, key=lambda i: -votes[i])):
+        for rank, i in enumerate(ranking):
+            fused[i] += 1 / (CHUNK_RRF_K + rank)
+    return [summaries[i] for i in sorted(fused, key=lambda i: -fused[i])]
 
 
 def _fuse(rankings: list[list[tuple[int, float]]], k: int) -> list[tuple[int, float]]:

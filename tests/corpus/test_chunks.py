@@ -14,7 +14,7 @@ from ferret.corpus.chunks import CHARS_PER_TOKEN, build_chunks
 from ferret.corpus.ingest import ingest
 from ferret.corpus.records import Section, Segment
 from ferret.corpus.store import Store
-from ferret.corpus.tools import Corpus
+from ferret.corpus.tools import Corpus, rank_chunks
 
 
 def _doc(layout: list[tuple[str, int, int]]) -> tuple[list[Section], list[Segment]]:
@@ -95,6 +95,23 @@ def test_the_long_text_search_drills_down_inside_the_chunks_it_picked(long_repor
     # the plain search of the same words reaches outside that chunk
     plain = corpus.search_text("cybersecurity incidents and currency risk", top_k=60, hybrid=True)
     assert {hit["section"] for hit in plain} - {"Risk"}
+
+
+def test_a_chunk_is_chosen_by_its_summary_its_title_and_the_passages_on_its_pages_fused():
+    """A filing's best summary is often a generic section's; the title that names the question's words
+    and the pages its best passages are on outvote it (FinanceBench: docs/benchmarks.md)."""
+    def chunk(number: int, title: str, pages: list[int]) -> dict:
+        return {"node_id": f"chunk:{number}", "doc_id": "10k", "section": title, "pages": pages}
+
+    business, liquidity, risk = chunk(1, "Business", [1, 9]), chunk(2, "Liquidity and Capital Resources", [30, 34]), \
+        chunk(3, "Risk Factors", [10, 20])
+    summaries = [business, risk, liquidity]  # in their summaries' order
+    assert rank_chunks("What is the outlook?", summaries, []) == summaries  # nothing else to go by
+    query, passages = "How healthy is the liquidity profile?", [{"doc_id": "10k", "page": 31}, {"doc_id": "10k", "page": 5}]
+    assert rank_chunks(query, summaries, passages) == [liquidity, business, risk]  # its title, and the best passage's page
+    on_risk = [{"doc_id": "10k", "page": 12}, {"doc_id": "10k", "page": 15}, {"doc_id": "other", "page": 31}]
+    assert rank_chunks("How healthy is the profile?", [business, liquidity, risk], on_risk) == [risk, business, liquidity]
+    assert rank_chunks(query, [], passages) == []
 
 
 def test_a_second_ingest_summarizes_nothing_again_and_an_older_index_gets_its_chunks(long_report, monkeypatch, tmp_path):
