@@ -62,12 +62,15 @@ class Setup:
     conversational: bool = False
     accept: str = "grounded"
     repairs: bool | None = None
+    long_text: bool | None = None
 
     def build(self, threads: int | None = None) -> tuple[dspy.Module, dspy.LM, dict[str, Callable]]:
         """The program, its LM (an in-process model decoding on `threads` threads) and the metrics."""
-        module = make_program(self.program, Corpus(self.index), self.max_iterations, self.accept, self.repairs)
+        module = make_program(self.program, Corpus(self.index), self.max_iterations, self.accept, self.repairs,
+                              self.long_text)
         if self.compiled:
-            load_compiled(module, self.compiled, max_iterations=self.max_iterations, repairs=self.repairs)
+            load_compiled(module, self.compiled, max_iterations=self.max_iterations, repairs=self.repairs,
+                          long_text=self.long_text)
         if self.conversational:
             module = Conversation(module.corpus, module, repairs=self.repairs)
         judged = self.judge_lm and not self.conversational
@@ -98,10 +101,12 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
              limit: int | None = None, threads: int = 1, max_iterations: int | None = None,
              judge_lm: str | None = None, progress: bool = False, track: bool = True,
              ray: str | None = None, workers: int | None = None, accept: str = "grounded",
-             repairs: bool | None = None, on_row: Callable[[dict], None] | None = None) -> dict:
+             repairs: bool | None = None, on_row: Callable[[dict], None] | None = None,
+             long_text: bool | None = None) -> dict:
     """Evaluate `program` on the dataset's `split_name` questions; returns the summary (with the MLflow
     run id when tracked). `accept`: the lowest grounding the program states an answer with; `repairs`:
-    the small-model repairs (`programs.repairs`; None: on for the embedded models); `on_row` is
+    the small-model repairs (`programs.repairs`; None: on for the embedded models); `long_text`: the
+    iterative program's long-text first read (None: its default); `on_row` is
     called with each question's row as it is done (the demo prints it). The dataset's documents are ingested into `index` first (a no-op when
     already there). `ray`: answer the questions on `workers` Ray workers, of a local Ray started on
     this machine ("local") or of the cluster at that address (optimizers/distributed.py)."""
@@ -119,7 +124,7 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
     prepare_index(files, index)
     # absolute paths: a Ray worker on another node does not start in this directory
     setup = Setup(program, str(index.resolve()), anywhere(lm), str(Path(compiled).resolve()) if compiled else None,
-                  max_iterations, anywhere(judge_lm), conversational, accept, repairs)
+                  max_iterations, anywhere(judge_lm), conversational, accept, repairs, long_text)
     module, model, metrics = setup.build()
     params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "lm": model.model,
               "compiled": str(compiled or ""), "compiled_sha256": _sha256(compiled) if compiled else "",

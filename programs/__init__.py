@@ -9,16 +9,18 @@ PROGRAM_NAMES = ("iterative", "oneshot", "react")
 
 
 def make_program(name: str, corpus, max_iterations: int | None = None, accept: str = "grounded",
-                 repairs: bool | None = None):
+                 repairs: bool | None = None, long_text: bool | None = None):
     """The program called `name` (iterative, oneshot or react) over an opened corpus or index path, stating
     answers grounded at `accept` or better (`programs.grounding`); `repairs`: the iterative program's
-    small-model repairs (`programs.repairs`; None decides by the LM, the baselines have none)."""
+    small-model repairs (`programs.repairs`; None decides by the LM, the baselines have none); `long_text`:
+    its long-text first read (`IterativeRetriever`; None: its default)."""
     from ferret.programs.baselines import OneShotRAG, ReActAgent
     from ferret.programs.iterative import IterativeRetriever
 
     if name == "iterative":
         return IterativeRetriever(corpus, accept=accept, repairs=repairs,
-                                  **({} if max_iterations is None else {"max_iterations": max_iterations}))
+                                  **({} if max_iterations is None else {"max_iterations": max_iterations}),
+                                  **({} if long_text is None else {"long_text": long_text}))
     if name == "oneshot":
         return OneShotRAG(corpus, accept=accept)
     if name == "react":

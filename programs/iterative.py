@@ -11,8 +11,9 @@ question → table rung, no LM: a change, percentage change or average between t
   (`programs.structured`: filters widened when empty, an overload asks to narrow); when even that
   finds no row, the loop below runs on the other routes
 → first rung, the cheapest read that can answer: the question's top hybrid passages (the one-call
-  baseline's search; with `long_text`, on the Router's "long_text" route, the top passages inside the
-  long-document chunk whose summary matches best, and that summary's leading sentences) read by one
+  baseline's search; with `long_text`, for a question about one long document or on the Router's
+  "long_text" route, the top passages inside the document's chunks that match best, and the best one's
+  summary's leading sentences: `Corpus.search_long_text`) read by one
   typed step (ReadPassages) that answers with the passages it used, a calculation computed in code,
   or says what is missing (`programs.passage_answer`). An answer whose citations and numbers verify,
   with nothing said missing, ends the question (Router + read: 2 calls).
@@ -124,9 +125,9 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         does not end the question, and a final answer below it becomes a "fail" with the answer as its
         unconfirmed candidate ("on_page" keeps every verified answer). `repairs`: the small-model
         repairs (`programs.repairs`), on or off; None decides by each step's LM (on for the embedded
-        models). `long_text`: a question the Router routes to "long_text" is first read inside the chunk of a
-        long document whose summary matches it best (`_question_hits`); off (the default: on FinanceBench
-        that search found fewer evidence pages than hybrid search, docs/benchmarks.md), it is read as any other.
+        models). `long_text`: a question about one document (`doc_id`), or that the Router routes to
+        "long_text", is first read inside the chunks of a long document that match it best (`_question_hits`);
+        off (the default), it is read as any other.
         The settings but `lms` and `accept` are saved with the program's state (`SavedSettings`)."""
         super().__init__()
         self.corpus = load_corpus(corpus)
@@ -277,16 +278,17 @@ class IterativeRetriever(SavedSettings, dspy.Module):
 
     def _question_hits(self, state: "_Run", route: str) -> tuple[list[dict], str]:
         """The first rung's passages and its name: the question's top hybrid passages (the one-call
-        baseline's search, "read"); on the long_text route (with `long_text`, where a long document is
-        in scope), the top passages inside the chunk whose summary matches best, then that summary's
-        leading sentences ("long_text", `Corpus.search_long_text`)."""
-        if route == "long_text" and self.long_text:
+        baseline's search, "read"); with `long_text`, for a question about one document or on the
+        long_text route, where a long document's chunks are in scope, the top passages inside the chunks
+        that match best, then the best one's summary's leading sentences ("long_text",
+        `Corpus.search_long_text`)."""
+        if self.long_text and (route == "long_text" or state.doc_id is not None):
             found = self.corpus.search_long_text(state.question, bucket=state.bucket, top_k=self.read_k,
-                                                 context_chars=self.read_chars, doc_id=state.doc_id, chunks=1)
+                                                 context_chars=self.read_chars, doc_id=state.doc_id)
             if found["chunks"]:
                 chunk = found["chunks"][0]
-                state.log("long_text", {"chunk": chunk["node_id"], "doc_id": chunk["doc_id"], "title": chunk["section"],
-                                        "pages": chunk["pages"]})
+                state.log("long_text", {"chunks": [{"chunk": hit["node_id"], "title": hit["section"], "pages": hit["pages"]}
+                                                   for hit in found["chunks"]], "doc_id": chunk["doc_id"]})
                 shown = " ".join(" ".join(hit["text"].split()) for hit in found["hits"])
                 summary = [hit for hit in self.corpus.summary_hits(chunk["node_id"], SUMMARY_SENTENCES)
                            if hit["text"] not in shown]

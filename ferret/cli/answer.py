@@ -5,7 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from ferret.cli.arguments import DEFAULT_INDEX, accept_option, iterations_option, program_options, words
+from ferret.cli.arguments import DEFAULT_INDEX, accept_option, iterations_option, long_text_option, program_options, words
 from ferret.programs.display import citation_mark, grounding_lines
 
 
@@ -16,6 +16,7 @@ def add_commands(commands) -> None:
     program_options(ask)
     ask.add_argument("--compiled", help="a compiled program's JSON state to load")
     iterations_option(ask)
+    long_text_option(ask)
     ask.add_argument("--doc", help="the document the question is about")
     ask.add_argument("--bucket")
     ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -52,9 +53,10 @@ def _ask(args) -> int:
 
     corpus = Corpus(args.index)
     check_input(corpus, args.question, args.doc, args.bucket)  # before the LM and the compiled state load
-    program = make_program(args.program, corpus, args.max_iterations, args.accept, args.repairs)
+    program = make_program(args.program, corpus, args.max_iterations, args.accept, args.repairs, args.long_text)
     if args.compiled:
-        load_compiled(program, args.compiled, max_iterations=args.max_iterations, repairs=args.repairs)
+        load_compiled(program, args.compiled, max_iterations=args.max_iterations, repairs=args.repairs,
+                      long_text=args.long_text)
     if not args.json and args.program == "iterative":
         program.on_step = _print_step
     with answering(make_lm(args.lm)):

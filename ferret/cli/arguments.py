@@ -56,6 +56,13 @@ def repairs(text: str) -> bool | None:
     return choices[text]
 
 
+def on_off(text: str) -> bool:
+    """An argparse type: "on" or "off"."""
+    if text not in ("on", "off"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of on, off")
+    return text == "on"
+
+
 def run_id(text: str) -> str:
     """An argparse type: an MLflow run id (32 hex digits), checked before the store is opened."""
     if not re.fullmatch(r"[0-9a-f]{32}", text):
@@ -76,6 +83,12 @@ def program_options(parser: argparse.ArgumentParser, lm_help: str = "LiteLLM mod
 def iterations_option(parser: argparse.ArgumentParser, default: int | None = None) -> None:
     parser.add_argument("--max-iterations", type=count(1, MAX_ITERATIONS), default=default,
                         help=f"iterative program only (default {default or 4})")
+
+
+def long_text_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--long-text", type=on_off, default=None, metavar="on|off",
+                        help="iterative program only: read a question about one long document (or routed to "
+                             "long_text) first inside the chunks of it that best match (default: the program's)")
 
 
 def accept_option(parser: argparse.ArgumentParser) -> None:

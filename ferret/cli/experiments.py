@@ -7,7 +7,7 @@ import os
 import sys
 
 from ferret.cli.arguments import (MAX_QUESTIONS, MAX_THREADS, accept_option, count, dataset_options,
-                                  iterations_option, ray_options, run_id, sigterm_as_interrupt)
+                                  iterations_option, long_text_option, ray_options, run_id, sigterm_as_interrupt)
 
 
 def add_commands(commands) -> None:
@@ -16,6 +16,7 @@ def add_commands(commands) -> None:
     evaluate.add_argument("--judge-lm", help="score answers with this LM as judge instead of the rule-based match")
     evaluate.add_argument("--compiled", help="a compiled program's JSON state to load")
     iterations_option(evaluate)
+    long_text_option(evaluate)
     evaluate.add_argument("--split", choices=["train", "dev", "test", "all"], default="dev")
     accept_option(evaluate)
     evaluate.add_argument("--limit", type=count(1, MAX_QUESTIONS), help="first N questions of the split")
@@ -86,7 +87,8 @@ def _eval(args) -> int:
                 summary = evaluate(args.dataset, args.data, args.index, args.program, args.lm, args.compiled,
                                    args.split, args.limit, args.threads, args.max_iterations, args.judge_lm,
                                    progress=sys.stderr.isatty(), track=not args.no_track, ray=args.ray,
-                                   workers=args.workers, accept=args.accept, repairs=args.repairs)
+                                   workers=args.workers, accept=args.accept, repairs=args.repairs,
+                                   long_text=args.long_text)
     except KeyboardInterrupt as interrupt:  # the questions done are kept in the run, marked KILLED
         print(f"ferret: {interrupt or 'eval interrupted'}", file=sys.stderr)
         return 130

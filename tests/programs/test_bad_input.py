@@ -20,6 +20,7 @@ from tests.fakes import scripted_lm
     (["search", "net revenue", "--context-chars", "-1"], "argument --context-chars: -1 is out of range"),
     (["ask", "   "], "argument question: '   ' is empty"),
     (["ask", "What?", "--max-iterations", "0"], "argument --max-iterations: 0 is out of range: allowed 1 to 20"),
+    (["ask", "What?", "--long-text", "maybe"], "argument --long-text: 'maybe' is not one of on, off"),
     (["eval", "--dataset", "tatqa", "--data", "x", "--limit", "0"], "argument --limit: 0 is out of range"),
     (["eval", "--dataset", "tatqa", "--data", "x", "--threads", "100000"], "argument --threads: 100000 is out of range"),
     (["compile", "--dataset", "tatqa", "--data", "x", "--optimizer", "bootstrap", "--val", "-1"],

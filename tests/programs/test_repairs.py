@@ -109,8 +109,9 @@ def test_the_programs_settings_are_saved_with_the_compiled_state_and_loaded_with
     assert (fresh.max_iterations, fresh.read_k, fresh.top_k, fresh.repairs) == (2, 3, 6, False)
     assert fresh.accept == "grounded"  # how answers are stated is the caller's, not the compile's
     explicit = make_program("iterative", small_corpus)
-    load_compiled(explicit, tmp_path / "iterative.json", max_iterations=5, repairs=None)
-    assert (explicit.max_iterations, explicit.repairs) == (5, False)  # None: not given, the saved one stands
+    load_compiled(explicit, tmp_path / "iterative.json", max_iterations=5, repairs=None, long_text=True)
+    assert (explicit.max_iterations, explicit.repairs, explicit.long_text) == (5, False, True)  # None: the saved one stands
+    assert make_program("iterative", small_corpus, long_text=True).long_text  # as `--long-text on` makes it
     oneshot = OneShotRAG(small_corpus, top_k=3)
     oneshot.save(tmp_path / "oneshot.json")
     loaded = OneShotRAG(small_corpus)
