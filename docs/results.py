@@ -7,7 +7,8 @@ commit it names never disagree.
 
 Each row is `ferret eval --dataset D --data DATA/D --program P --split dev --limit N --json` on the
 embedded model. The table is taken from the newest of the commits with the most rows run (a row not
-run there says so); runs started from a working tree with changes ("+dirty") are never used. `$FERRET_HOME` says where the
+run there says so); runs started from a working tree with changes ("+dirty"), and runs with the long-text
+read on (`--long-text on`, not the program's default), are never used. `$FERRET_HOME` says where the
 runs are, as for the `ferret` command.
 """
 from __future__ import annotations
@@ -46,7 +47,8 @@ def runs_by_commit() -> dict[str, dict[tuple, dict]]:
             row = (dataset, int(params.get("limit") or 0), params.get("program"))
             commit = params.get("git_commit", "unknown")
             if (row in ROWS and params.get("split") == "dev" and not params.get("compiled")
-                    and params.get("lm") == LOCAL_MODEL and re.fullmatch(r"[0-9a-f]{7,40}", commit)):
+                    and params.get("lm") == LOCAL_MODEL and params.get("long_text") != "True"
+                    and re.fullmatch(r"[0-9a-f]{7,40}", commit)):
                 found.setdefault(commit, {}).setdefault(row, run)
     return found
 
