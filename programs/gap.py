@@ -11,16 +11,16 @@ boys' school?" has a gap after "graduated from"; a page that prints "He attended
 graduated from Hebron Academy." fills it with "Hebron Academy". `gap_phrases` finds such phrases in a
 sentence: after the two words before the question's wh-word, with up to TYPE_WORDS lowercase words
 between ("the sitcom"), or the words that follow the wh-word in the question ("chief of staff to which
-Queensland Senator" and "chief of staff to Queensland Senator Barnaby Joyce"), a quoted title or a run of capitalised words (a name, a number), cut
-at a stopword, and kept only when `fills_the_gap` holds for it (the question's type words may follow it:
-"mayor of New York City" for "mayor of what city?"). Lowercase phrases are not read: "Lilu is mentioned"
-does not answer "Lilu is what?". `gap_answer` is the one phrase, among all those the pages fill the gap
-with, that grounds (`programs.grounding.ground`: on a page about what the question names, in its sentence
-that names most of the question); None when none or several do. The embedded 0.5B model reads such
-sentences and answers with a paraphrase ("Jeffrey Smart's depictions of urban landscapes that are full
-...") or with another name of the passage. On HotpotQA's 100 questions, over the passages of the first
-read and of the hops search, it answers 11, all right; none of TAT-QA's 1,663 questions nor of
-FinanceBench's 62 (docs/benchmarks.md).
+Queensland Senator" and "chief of staff to Queensland Senator Barnaby Joyce"), a quoted title or a run
+of capitalised words (a name, a number), cut at a stopword, and kept only when `fills_the_gap` holds for
+it (the question's type words may follow it: "mayor of New York City" for "mayor of what city?").
+Lowercase phrases are not read: "Lilu is mentioned" does not answer "Lilu is what?". `gap_answer` is the
+one phrase, among all those the pages fill the gap with, that grounds (`programs.grounding.ground`: on a
+page about what the question names, in its sentence that names most of the question); None when none or
+several do. The embedded 0.5B model reads such sentences and answers with a paraphrase ("Jeffrey Smart's
+depictions of urban landscapes that are full ...") or with another name of the passage. On HotpotQA's
+100 questions, over the passages of the first read and of the hops search, it answers 11, all right;
+none of TAT-QA's 1,663 questions nor of FinanceBench's 62 (docs/benchmarks.md).
 """
 from __future__ import annotations
 
@@ -96,8 +96,8 @@ def _before(asked: list[str], gap: int) -> list[str]:
 def _type_follows(following: list[str], after: list[str]) -> bool:
     """Whether a phrase is followed by the words the question puts after its wh-word, the type it asks
     for ("mayor of New York City" for "mayor of what city?", "the Lakota and Dakota Sioux Native American
-    tribes" for "named after which Native American tribes?"): up to two of them, not only stopwords."""
-    typed = after[:2]
+    tribes" for "named after which Native American tribes?"): up to TYPE_WORDS of them, not only stopwords."""
+    typed = after[:TYPE_WORDS]
     return bool(typed) and any(word not in STOPWORDS for word in typed) and following[:len(typed)] == typed
 
 
