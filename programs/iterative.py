@@ -19,6 +19,10 @@ question → table rung, no LM: a change, percentage change or average between t
   with nothing said missing, ends the question (Router + read: 2 calls).
   Otherwise the values it read are kept as findings, its failure is recorded with the reason, and the
   ladder goes on without repeating its search (`Attempt.first_rung`).
+→ comparison rung, no LM, for a question that sets named things side by side: which came first (the
+  earliest year each one's own page opens with), whether both are what the question says (each page's
+  opening sentence names it, or one's does and another's does not), what they have in common (the
+  words their openings share), settled with the comparison's own grounding (`programs.comparison`)
 → hops rung, when the first read did not answer, or instead of it when the question needs a second hop
   (`corpus.hops.hop_needed`: it compares named things, or names a thing through another): the same read
   of the passages of a multi-hop search in code, no LM (`corpus.hops.hop_search`: the question's top
@@ -70,6 +74,7 @@ from dspy.utils.exceptions import AdapterParseError, LMError
 from ferret.corpus.hops import hop_needed, hop_search
 from ferret.corpus.tools import Corpus
 from ferret.programs.arithmetic import SUM_ASKED, operations
+from ferret.programs.comparison import compare
 from ferret.programs.confirm import confirmed
 from ferret.programs.gap import gap_answer
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
@@ -196,6 +201,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         why = hop_needed(question)  # then the read waits for the hop: a one-hop read would answer from half the way
         if not why and (read := self._read(state, policy, *self._question_hits(state, decision.route))) is not None:
             return self._result(state, read, rerank=False)
+        if why and (compared := self._compare(state, policy)) is not None:
+            return self._result(state, compared, rerank=False)
         hits = self._hop_hits(state, why)
         if (gap := self._gap(state, policy, hits)) is not None:
             return self._result(state, gap, rerank=False)
@@ -328,6 +335,22 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                 "results": len(state.read_hits), "answer": read.answer, "filled": found.filled, "lm_call": False}
         return self._settle(state, policy, "gap", step, state.read_hits, read, read.problem)
 
+    def _compare(self, state: "_Run", policy: Policy) -> dict | None:
+        """The comparison rung, no LM: the question's parts compared on their own pages (`programs.comparison`),
+        settled as a read's answer whose grounding is the comparison's: each part's value printed in its
+        page's sentence; None, with nothing recorded, when the comparison does not decide."""
+        found = compare(state.question, self.corpus, bucket=state.bucket, doc_id=state.doc_id)
+        if found is None:
+            return None
+        hits = [side.hit for side in found.sides]
+        state.show(hits)
+        shown = [f"{side.name}: {side.value} · p.{side.hit['page']}" for side in found.sides]
+        grounding = Grounding(GROUNDED, shown=shown, pages={(h["doc_id"], h["page"]): GROUNDED for h in hits})
+        step = {"rung": "comparison", "strategy": f"comparison ({found.kind}): each part on its own page, in code",
+                "results": len(hits), "answer": found.answer, "values": shown, "lm_call": False}
+        return self._settle(state, policy, "comparison", step, hits, PassageAnswer(found.answer, found.findings), "",
+                            grounding)
+
     def _read(self, state: "_Run", policy: Policy, hits: list[dict], rung: str) -> dict | None:
         """One typed read of `hits` (the first rung's, or the hops rung's) and the question's table rows, settled (`_settle`)."""
         state.show(hits)
@@ -376,16 +399,17 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         return self._settle(state, None, "table", step, hits, read, read.problem)
 
     def _settle(self, state: "_Run", policy: Policy | None, name: str, step: dict, hits: list[dict],
-                read: PassageAnswer | None, reason: str) -> dict | None:
+                read: PassageAnswer | None, reason: str, grounding: Grounding | None = None) -> dict | None:
         """A read's outcome when its answer stands (nothing said missing, every number printed on a cited
-        page or computed in code from printed values, citations on their pages, grounded); else None,
+        page or computed in code from printed values, citations on their pages, grounded: by `grounding`
+        when the rung grounded its answer itself, else `_ground`); else None,
         with the values it read kept as findings and its failure recorded (a read's on the ladder's rung
         of the same search, which is not tried again)."""
         state.rung = step["rung"]
         if read is not None and not reason:
             check = verify(read.answer, list(range(len(read.findings))), read.findings, self.corpus.page_text,
                            self.corpus.file_of, read.derived)
-            grounding = self._ground(state, read.answer, read.findings, read.computation)
+            grounding = grounding or self._ground(state, read.answer, read.findings, read.computation)
             step["grounding"] = grounding.level
             if check.ok and at_least(grounding.level, self.accept):
                 state.findings, state.derived, state.computation = read.findings, read.derived, read.computation

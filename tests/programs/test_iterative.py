@@ -463,11 +463,24 @@ def test_a_question_through_a_bridge_reads_the_bridge_page_found_in_code(hop_cor
 
 
 def test_a_comparison_reads_the_best_passage_of_each_part(hop_corpus):
-    question = "Which band was formed first, The Exies or Circus Diablo?"
+    question = "Which band plays louder, The Exies or Circus Diablo?"  # no comparison the rung decides in code
     result, engine = run(hop_corpus, {}, question=question, doc_id=None, read_k=2)
-    assert steps_of(result, "hops")[0]["parts"] == ["Exies", "Circus Diablo"]
+    assert steps_of(result, "hops")[0]["parts"] == ["Exies", "Circus Diablo"] and not steps_of(result, "comparison")
     passages = inputs_of(engine, "read")[0]["passages"]
     assert "formed in Los Angeles in 1997" in passages and "supergroup put together in 2004" in passages
+
+
+def test_the_comparison_rung_answers_which_came_first_in_code_from_each_parts_own_page(hop_corpus):
+    """No read: the Router's call only; each band's page is cited with the year it prints, grounded."""
+    question = "Which band was formed first, The Exies or Circus Diablo?"
+    result, engine = run(hop_corpus, {}, question=question, doc_id=None, read_k=2)
+    assert engine.steps() == ["route"]
+    step = steps_of(result, "comparison")[0]
+    assert step["lm_call"] is False and step["succeeded"] and step["values"] == ["The Exies: 1997 · p.1", "Circus Diablo: 2004 · p.1"]
+    assert result.status == "answer" and result.answer == "The Exies" and result.answered_by == "comparison"
+    assert result.grounding == "grounded" and result.citations_verified
+    assert [(c["doc_id"], c["quote"][:20]) for c in result.citations] == [
+        ("The Exies", "The Exies are an Ame"), ("Circus Diablo", "Circus Diablo was an")]
 
 
 def test_the_hops_rung_follows_a_first_read_that_did_not_answer(hop_corpus):

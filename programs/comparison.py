@@ -1,0 +1,180 @@
+"""Comparisons answered in code, with no LM: a question that sets named things side by side
+(`corpus.hops.parts`), answered from each one's own page, the document titled by its name, by what
+that page opens with.
+
+- order: "Which band was formed first, The Exies or Circus Diablo?", "Who is the oldest, A or B?": the
+  thing whose page prints the earliest year first (a person's birth, a band's forming, a magazine's
+  first issue: what an encyclopedic page opens with), or the latest for "younger", "newer", "later".
+  A tie, a page without a year, or a question about deaths, answers nothing.
+- both: "Are A and B both film directors?": "Yes" when each one's opening sentence names what the
+  question says of them (its words besides the names, as stems); "No" when one's names a word of it
+  that another's does not ("a 1976 British-American family drama film" is not animated, "Frozen is a
+  2013 American computer-animated film" is); nothing when they agree on only part of it (the openings
+  may word the rest otherwise), or when the question asks about "the same" thing (a value to compare,
+  not a word to find).
+- common: "What do A and B have in common?": the words their opening sentences share, besides the
+  question's and stopwords, in the first one's order ("an American writer" and "an American poet":
+  "American").
+
+A part without a page titled by its name, or a question of another kind ("Which plant is larger?"),
+gets no answer. On a corpus whose documents are not titled by what they are about (filings) no part has
+a page, so the rung never answers there.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ferret.corpus.hops import parts
+from ferret.corpus.words import STOPWORDS
+from ferret.programs.passage_answer import asks_yes_no
+from ferret.signatures.types import Finding
+
+PAGE_SEARCH = 5  # hits of a part's own search among which its page is looked for
+LEAD_CHARS = 40  # of an opening quoted as a value (a finding's bound)
+_WORD = re.compile(r"[^\W_]+")  # a hyphen or an apostrophe ends a word: "computer-animated" says "animated"
+_EARLIEST = re.compile(r"\b(?:first|earlier|earliest|older|oldest)\b", re.IGNORECASE)
+_LATEST = re.compile(r"\b(?:younger|youngest|newer|newest|later|latest|last|(?:more|most) recent)\b", re.IGNORECASE)
+_DEATH = re.compile(r"\b(?:die|died|dies|death|dead)\b", re.IGNORECASE)
+_COMMON = re.compile(r"\bin common\b", re.IGNORECASE)
+_SAME = re.compile(r"\bsame\b", re.IGNORECASE)
+_BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
+_YEAR = re.compile(r"(?<![\d,.$£€])(?:1[0-9]|20)\d{2}(?![\d,]|\.\d|\s*(?:%|percent))")
+_PARENTHESIS = re.compile(r"\s*\(.*?\)")
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+# a sentence's end: not an initial's period ("Elwyn Brooks "E. B." White ... was an American writer.")
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\"”’][.!?])\s+(?=[A-Z\"“(])|\n+")
+
+
+@dataclass
+class Side:
+    """One part of the comparison: its name as its page titles it, its page, and what was read there."""
+    name: str
+    hit: dict
+    opening: str  # the page's first sentence, its title aside
+    value: str = ""  # the year or the words read on its page for the comparison
+    sentence: str = ""  # the sentence that prints the value
+
+
+@dataclass
+class Comparison:
+    answer: str
+    kind: str  # "order", "both" or "common"
+    sides: list[Side]
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Each side's value on its page, quoted in its sentence."""
+        return [Finding(label=side.name, value=side.value, doc_id=side.hit["doc_id"], page=side.hit["page"],
+                        section=side.hit.get("section") or "", context=" ".join(side.sentence.split())[:120])
+                for side in self.sides]
+
+
+def compare(question: str, corpus, bucket: str | None = None, doc_id: str | None = None) -> Comparison | None:
+    """The answer to a comparison of the question's parts, read on their own pages (module rules);
+    None when the question is no comparison of a kind read here, or a part has no page, or the pages
+    do not decide."""
+    named = parts(question)
+    kind = _kind(question)
+    if len(named) < 2 or kind is None:
+        return None
+    sides = [side for name in named if (side := _side(corpus, name, bucket, doc_id)) is not None]
+    if len(sides) != len(named) or len({(s.hit["doc_id"], s.hit["page"]) for s in sides}) != len(sides):
+        return None
+    return {"order": _order, "both": _both, "common": _common}[kind](question, sides)
+
+
+def _kind(question: str) -> str | None:
+    if asks_yes_no(question):
+        return "both" if _BOTH.search(question) and not _SAME.search(question) else None
+    if _COMMON.search(question):
+        return "common"
+    if (_EARLIEST.search(question) or _LATEST.search(question)) and not _DEATH.search(question):
+        return "order"
+    return None
+
+
+def _side(corpus, name: str, bucket: str | None, doc_id: str | None) -> Side | None:
+    """The part's page: among its own search's top hits, the one whose document is titled by the name
+    (a parenthesis aside: "Medici (board game)"; a leading article aside: "The Exies")."""
+    wanted = _plain(name)
+    for hit in corpus.search_text(name, bucket=bucket, doc_id=doc_id, top_k=PAGE_SEARCH, hybrid=True):
+        title = _PARENTHESIS.sub("", hit.get("title") or hit["doc_id"]).strip()
+        if _plain(title) == wanted:
+            text = corpus.page_text(hit["doc_id"], hit["page"]) or ""
+            lines = text.strip().split("\n", 1)
+            body = lines[1] if len(lines) > 1 and lines[0].strip() == (hit.get("title") or "").strip() else text
+            opening = next((s for s in _SENTENCE_END.split(body.strip()) if _roots(s) - _roots(title)), "")
+            return Side(title, {**hit, "text": body}, opening)
+    return None
+
+
+def _plain(name: str) -> str:
+    return " ".join(_ARTICLE.sub("", name.strip()).lower().split())
+
+
+def _roots(text: str) -> set[str]:
+    """Content words cut to five letters, as `corpus.words.stems`, a plural's "s" aside ("games" meets
+    "game")."""
+    found = (word.lower() for word in _WORD.findall(text))
+    return {(word[:-1] if word.endswith("s") and len(word) > 4 else word)[:5] for word in found
+            if word not in STOPWORDS and len(word) > 2 and not word.isdigit()}
+
+
+def _order(question: str, sides: list[Side]) -> Comparison | None:
+    for side in sides:
+        sentence = next((s for s in _SENTENCE_END.split(side.hit["text"]) if _YEAR.search(s)), "")
+        if not sentence:
+            return None
+        side.value, side.sentence = _YEAR.search(sentence).group(), sentence
+    years = [int(side.value) for side in sides]
+    pick = min(years) if _EARLIEST.search(question) else max(years)
+    if years.count(pick) > 1:
+        return None
+    return Comparison(sides[years.index(pick)].name, "order", sides)
+
+
+def _both(question: str, sides: list[Side]) -> Comparison | None:
+    said = _roots(asks_yes_no(question)) - set().union(*(_roots(side.name) for side in sides))
+    if not said:
+        return None
+    held = [said & _roots(side.opening) for side in sides]
+    if all(found == said for found in held):
+        answer, shown = "Yes", held
+    elif any(found - other for found in held for other in held):  # the words that tell them apart
+        answer, shown = "No", [found - set.intersection(*held) for found in held]
+    else:
+        return None
+    for side, found in zip(sides, shown):
+        side.value, side.sentence = _printed(side.opening, found) or _lead(side.opening), side.opening
+    return Comparison(answer, "both", sides)
+
+
+def _common(question: str, sides: list[Side]) -> Comparison | None:
+    asked = _roots(question) | set().union(*(_roots(side.name) for side in sides))
+    shared = set.intersection(*(_roots(side.opening) for side in sides)) - asked
+    for side in sides:
+        side.value, side.sentence = _printed(side.opening, shared), side.opening
+    if not shared or not all(side.value for side in sides):
+        return None
+    return Comparison(sides[0].value, "common", sides)
+
+
+def _printed(sentence: str, roots: set[str]) -> str:
+    """The longest run of consecutive words of `sentence` whose roots are among `roots`, as printed."""
+    runs, run = [], []
+    for match in _WORD.finditer(sentence):
+        if _roots(match.group()) & roots:
+            run.append(match)
+        else:
+            run = []
+            continue
+        runs.append((run[0].start(), run[-1].end()))
+    start, end = max(runs, key=lambda span: span[1] - span[0], default=(0, 0))
+    return sentence[start:end]
+
+
+def _lead(sentence: str) -> str:
+    """A sentence's first words, within a finding's bounds: what a side that names none of the question's
+    words is instead."""
+    return sentence[:LEAD_CHARS].rsplit(" ", 1)[0] if len(sentence) > LEAD_CHARS else sentence
