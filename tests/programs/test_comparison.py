@@ -59,8 +59,25 @@ def test_both_is_yes_when_each_opening_names_what_the_question_says_and_no_when_
     assert found.sides[1].value.startswith("Escape is a 1976")  # what the other one is instead
     # neither opening says "features": the openings may word it otherwise, so nothing is decided on it
     assert compare("Are Medici and Senet both board features?", BANDS) is None
-    # "the same" asks for a value to compare, not a word to find
-    assert compare("Are Medici and Senet both games of the same country?", BANDS) is None
+
+
+PLACES = _Pages({"Nantong": "Nantong is a prefecture-level city in Jiangsu province, China.",
+                 "Jingdezhen": "Jingdezhen is a prefecture-level city in northeastern Jiangxi province, China.",
+                 "Suzhou": "Suzhou is a major city in the south of Jiangsu Province.",
+                 "Scott Derrickson": "Scott Derrickson (born July 16, 1966) is an American director and producer.",
+                 "Ed Wood": "Edward Davis Wood Jr. (October 10, 1924 – December 10, 1978) was an American filmmaker.",
+                 "Géza von Cziffra": "Géza von Cziffra (19 December 1900 – 28 April 1989) was a Hungarian-Austrian film director."})
+
+
+def test_the_same_thing_is_the_value_each_opening_names_beside_the_questions_word_or_the_nationality_it_says():
+    found = compare("Are Nantong and Jingdezhen situated in the same province?", PLACES)
+    assert found.kind == "same" and found.answer == "No" and [s.value for s in found.sides] == ["Jiangsu", "Jiangxi"]
+    assert compare("Are Nantong and Suzhou in the same province?", PLACES).answer == "Yes"
+    # "Jr." ends no sentence before its parenthesis: the opening goes on to what he was
+    assert compare("Were Scott Derrickson and Ed Wood of the same nationality?", PLACES).answer == "Yes"
+    found = compare("Were Scott Derrickson and Géza von Cziffra of the same nationality?", PLACES)
+    assert found.answer == "No" and found.sides[1].value == "Hungarian-Austrian"
+    assert compare("Are Nantong and Suzhou in the same country?", PLACES) is None  # no opening names one beside "country"
 
 
 def test_what_two_things_have_in_common_is_the_words_their_openings_share():
@@ -76,7 +93,9 @@ def test_a_part_without_a_page_titled_by_its_name_gets_no_answer():
 
 
 def test_each_sides_value_is_printed_on_its_page():
-    for question in ("Which band was formed first, The Exies or Circus Diablo?", "Are Frozen and Escape both animated films?",
-                     "What do E. B. White and Dan Masterson have in common?"):
-        for finding in compare(question, BANDS).findings:
-            assert value_on_page(finding, BANDS.page_text(finding.doc_id, 1)), (question, finding)
+    for question, pages in [("Which band was formed first, The Exies or Circus Diablo?", BANDS),
+                             ("Are Frozen and Escape both animated films?", BANDS),
+                             ("What do E. B. White and Dan Masterson have in common?", BANDS),
+                             ("Are Nantong and Jingdezhen situated in the same province?", PLACES)]:
+        for finding in compare(question, pages).findings:
+            assert value_on_page(finding, pages.page_text(finding.doc_id, 1)), (question, finding)
