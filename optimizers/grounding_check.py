@@ -17,6 +17,8 @@ computed value is grounded through its operands, which the gold does not give), 
   answers, in code, from the pages of the question's top 5 hybrid passages and of its top 5 multi-hop
   passages (`corpus.hops.hop_search`, what its first read and hops rung see), and answers rightly
   (`metrics.answer_correct`): the rung's reach and its precision, without an LM.
+- `comparison_answered_rate`, `comparison_right_rate`: the same for its comparison rung
+  (`programs.comparison`), which reads each compared name's own page.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from ferret.corpus.tools import Corpus
 from ferret.optimizers.datasets import load_dataset, prepare_index, split
 from ferret.optimizers.metrics import answer_correct
 from ferret.optimizers.retrieval import search
+from ferret.programs.comparison import compare
 from ferret.programs.gap import gap_answer
 from ferret.programs.grounding import LEVELS, ground, stems
 from ferret.programs.passage_answer import asks_yes_no
@@ -97,7 +100,7 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
         prepare_index(files, Path(index_dir))
     corpus = Corpus(index_dir)
     counts = {name: Counter() for name in ("gold", "distractor", "retrieved_gold", "retrieved_distractor")}
-    gap = Counter()
+    rungs = Counter()  # the code rungs' answers: ("gap" or "comparison", "answered" or "right")
     for example in chosen:
         rng = random.Random(f"{seed}:{example.id}")
         pages, retrieved = gold_pages(example, corpus), retrieved_pages(example, corpus)
@@ -105,9 +108,11 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
         counts["gold"][ground(example.question, answer, None, pages, corpus).level] += 1
         if set(pages) & set(retrieved):
             counts["retrieved_gold"][ground(example.question, answer, None, retrieved, corpus).level] += 1
-        if said := _gap_answered(example, corpus, retrieved):
-            gap["answered"] += 1
-            gap["right"] += answer_correct(example, dspy.Prediction(status="answer", answer=said)) == 1.0
+        compared = compare(example.question, corpus, doc_id=_doc_id(example, corpus))
+        for rung, said in (("gap", _gap_answered(example, corpus, retrieved)), ("comparison", compared and compared.answer)):
+            if said:
+                rungs[rung, "answered"] += 1
+                rungs[rung, "right"] += answer_correct(example, dspy.Prediction(status="answer", answer=said)) == 1.0
         if asks_yes_no(example.question):
             continue
         on_gold_pages = "\n".join(corpus.page_text(*page) or "" for page in pages)
@@ -124,6 +129,7 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
             result[f"{name}_n"] = total
         for level in reversed(LEVELS):
             result[f"{name}_{level}_rate"] = round(counted[level] / total, 4) if total else 0.0
-    for name in ("answered", "right"):
-        result[f"gap_{name}_rate"] = round(gap[name] / len(chosen), 4) if chosen else 0.0
+    for rung in ("gap", "comparison"):
+        for name in ("answered", "right"):
+            result[f"{rung}_{name}_rate"] = round(rungs[rung, name] / len(chosen), 4) if chosen else 0.0
     return result

@@ -54,8 +54,7 @@ def test_a_distractor_is_a_value_of_the_golds_kind_that_is_not_the_gold():
     assert gold_text(["2019", "2018"]) == "2019 and 2018"
 
 
-def test_eval_grounding_counts_what_the_gap_rung_answers_in_code_and_how_often_rightly(hop_corpus, tmp_path, monkeypatch,
-                                                                                       capsys):
+def test_eval_grounding_counts_what_the_code_rungs_answer_and_how_often_rightly(hop_corpus, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FERRET_HOME", str(tmp_path))
     evidence = [{"doc_id": "Maximum Overdrive"}]
     questions = [{"id": "h1", "question": "Maximum Overdrive is a horror picture written and made by whom?",
@@ -63,11 +62,18 @@ def test_eval_grounding_counts_what_the_gap_rung_answers_in_code_and_how_often_r
                  {"id": "h2", "question": "The Exies are an American rock band formed in what city?",
                   "answer": "San Francisco", "evidence": [{"doc_id": "The Exies"}]},  # the page says Los Angeles
                  {"id": "h3", "question": "Was Maximum Overdrive made by Stephen King?", "answer": "yes",
-                  "evidence": evidence}]  # yes/no: no gap to fill
+                  "evidence": evidence},  # yes/no: no gap to fill
+                 # comparisons, which the comparison rung answers from each band's page: 1997 against 2004
+                 {"id": "h4", "question": "Which band was formed first, The Exies or Circus Diablo?", "answer": "The Exies",
+                  "evidence": [{"doc_id": "The Exies"}, {"doc_id": "Circus Diablo"}]},
+                 {"id": "h5", "question": "Which band was formed later, The Exies or Circus Diablo?", "answer": "The Exies",
+                  "evidence": [{"doc_id": "The Exies"}, {"doc_id": "Circus Diablo"}]}]  # a wrong gold: not right
     qa = tmp_path / "qa.jsonl"
     qa.write_text("".join(json.dumps(q) + "\n" for q in questions))
     assert main(["eval", "--grounding", "--dataset", "jsonl", "--data", str(qa), "--index", str(hop_corpus.store.dir),
                  "--split", "all", "--json", "--no-track"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert summary["gap_answered_rate"] == pytest.approx(2 / 3, abs=1e-3)
-    assert summary["gap_right_rate"] == pytest.approx(1 / 3, abs=1e-3)
+    assert summary["gap_answered_rate"] == pytest.approx(2 / 5, abs=1e-3)
+    assert summary["gap_right_rate"] == pytest.approx(1 / 5, abs=1e-3)
+    assert summary["comparison_answered_rate"] == pytest.approx(2 / 5, abs=1e-3)
+    assert summary["comparison_right_rate"] == pytest.approx(1 / 5, abs=1e-3)
