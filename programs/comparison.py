@@ -4,8 +4,9 @@ that page opens with.
 
 - order: "Which band was formed first, The Exies or Circus Diablo?", "Who is the oldest, A or B?": the
   thing whose page prints the earliest year first (a person's birth, a band's forming, a magazine's
-  first issue: what an encyclopedic page opens with), or the latest for "younger", "newer", "later".
-  A tie, a page without a year, or a question about deaths, answers nothing.
+  first issue: what an encyclopedic page opens with), or the latest for "younger", "newer", "later";
+  of "Who died first, A or B?", the year a life's span in the opening's parenthesis ends with ("(October
+  10, 1924 – December 10, 1978)"). A tie, or a page without such a year, answers nothing.
 - both: "Are A and B both film directors?": "Yes" when each one's opening sentence names what the
   question says of them (its words besides the names, as stems); "No" when one's names a word of it
   that another's does not ("a 1976 British-American family drama film" is not animated, "Frozen is a
@@ -96,7 +97,7 @@ def _kind(question: str) -> str | None:
         return "same" if _SAME.search(question) else "both" if _BOTH.search(question) else None
     if _COMMON.search(question):
         return "common"
-    if (_EARLIEST.search(question) or _LATEST.search(question)) and not _DEATH.search(question):
+    if _EARLIEST.search(question) or _LATEST.search(question):
         return "order"
     return None
 
@@ -129,16 +130,25 @@ def _roots(text: str) -> set[str]:
 
 
 def _order(question: str, sides: list[Side]) -> Comparison | None:
+    died = bool(_DEATH.search(question))
     for side in sides:
-        sentence = next((s for s in _SENTENCE_END.split(side.hit["text"]) if _YEAR.search(s)), "")
-        if not sentence:
+        sentence = side.opening if died else next((s for s in _SENTENCE_END.split(side.hit["text"]) if _YEAR.search(s)), "")
+        year = _death_year(sentence) if died else _YEAR.search(sentence)
+        if year is None:
             return None
-        side.value, side.sentence = _YEAR.search(sentence).group(), sentence
+        side.value, side.sentence = year.group(), sentence
     years = [int(side.value) for side in sides]
     pick = min(years) if _EARLIEST.search(question) else max(years)
     if years.count(pick) > 1:
         return None
     return Comparison(sides[years.index(pick)].name, "order", sides)
+
+
+def _death_year(opening: str) -> re.Match | None:
+    """The year a life's span ends with, in the opening's first parenthesis: "(1899 – 1985)", not "(born 1934)"."""
+    span = re.search(r"\(([^()]*[–—-][^()]*)\)", opening)
+    years = list(_YEAR.finditer(opening, span.start(1), span.end(1))) if span else []
+    return years[-1] if len(years) >= 2 else None
 
 
 def _both(question: str, sides: list[Side]) -> Comparison | None:

@@ -43,8 +43,17 @@ def test_which_came_first_is_the_part_whose_page_prints_the_earliest_year_first(
     assert compare("Who is younger, Sid Haig or Vic Darchinyan?", BANDS).answer == "Vic Darchinyan"
 
 
-def test_an_order_question_about_deaths_or_one_the_years_cannot_decide_gets_no_answer():
-    assert compare("Who died first, Sid Haig or Vic Darchinyan?", BANDS) is None
+def test_who_died_first_is_read_from_the_end_of_each_life_span_and_a_living_one_decides_nothing():
+    lives = _Pages({"Ed Wood": "Edward Davis Wood Jr. (October 10, 1924 – December 10, 1978) was an American filmmaker.",
+                    "E. B. White": 'Elwyn Brooks "E. B." White (July 11, 1899 – October 1, 1985) was an American writer.',
+                    "Sid Haig": "Sid Haig (born July 14, 1939) is an American actor. He married in 1967."})
+    found = compare("Who died first, Ed Wood or E. B. White?", lives)
+    assert found.answer == "Ed Wood" and [side.value for side in found.sides] == ["1978", "1985"]
+    assert compare("Which one died later, Ed Wood or E. B. White?", lives).answer == "E. B. White"
+    assert compare("Who died first, Ed Wood or Sid Haig?", lives) is None  # Sid Haig's opening gives no end
+
+
+def test_an_order_question_the_years_cannot_decide_gets_no_answer():
     tied = _Pages({"Alpha": "Alpha is a band formed in 1997.", "Beta": "Beta is a band, formed in 1997 too."})
     assert compare("Which band was formed first, Alpha or Beta?", tied) is None
     undated = _Pages({"Alpha": "Alpha is a band formed in 1997.", "Beta": "Beta is a band from Ohio."})
