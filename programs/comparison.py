@@ -48,6 +48,7 @@ _DEMONYM = re.compile(rf"\b(?:is|was|are|were)\s+(?:a|an)\s+({_NAME})")  # "is a
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
 _YEAR = re.compile(r"(?<![\d,.$£€])(?:1[0-9]|20)\d{2}(?![\d,]|\.\d|\s*(?:%|percent))")
 _PARENTHESIS = re.compile(r"\s*\(.*?\)")
+_LIFE_SPAN = re.compile(r"\(([^()]*[–—-][^()]*)\)")  # "(October 10, 1924 – December 10, 1978)"
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 # a sentence's end: not an initial's period ("Elwyn Brooks "E. B." White ... was an American writer."), nor
 # one before a parenthesis ("Edward Davis Wood Jr. (October 10, 1924 – ...) was an American filmmaker")
@@ -67,7 +68,7 @@ class Side:
 @dataclass
 class Comparison:
     answer: str
-    kind: str  # "order", "both" or "common"
+    kind: str  # "order", "both", "same" or "common"
     sides: list[Side]
 
     @property
@@ -146,7 +147,7 @@ def _order(question: str, sides: list[Side]) -> Comparison | None:
 
 def _death_year(opening: str) -> re.Match | None:
     """The year a life's span ends with, in the opening's first parenthesis: "(1899 – 1985)", not "(born 1934)"."""
-    span = re.search(r"\(([^()]*[–—-][^()]*)\)", opening)
+    span = _LIFE_SPAN.search(opening)
     years = list(_YEAR.finditer(opening, span.start(1), span.end(1))) if span else []
     return years[-1] if len(years) >= 2 else None
 
@@ -168,11 +169,11 @@ def _both(question: str, sides: list[Side]) -> Comparison | None:
 
 
 def _same(question: str, sides: list[Side]) -> Comparison | None:
-    kind = _SAME.search(question).group(1).lower()
-    word = rf"(?i:{re.escape(kind)})"
+    noun = _SAME.search(question).group(1).lower()  # "province", "nationality"
+    word = rf"(?i:{re.escape(noun)})"
     beside = re.compile(rf"({_NAME})\s+{word}\b|\b{word}\s+(?:of\s+)?({_NAME})")
     for side in sides:
-        found = beside.search(side.opening) or (_DEMONYM.search(side.opening) if kind == "nationality" else None)
+        found = beside.search(side.opening) or (_DEMONYM.search(side.opening) if noun == "nationality" else None)
         if found is None:
             return None
         side.value, side.sentence = next(group for group in found.groups() if group), side.opening
