@@ -6,7 +6,10 @@ that page opens with.
   thing whose page prints the earliest year first (a person's birth, a band's forming, a magazine's
   first issue: what an encyclopedic page opens with), or the latest for "younger", "newer", "later";
   of "Who died first, A or B?", the year a life's span in the opening's parenthesis ends with ("(October
-  10, 1924 – December 10, 1978)"). A tie, or a page without such a year, answers nothing.
+  10, 1924 – December 10, 1978)"). Only a choice between the names: joined by "or", or named before the
+  sentence that asks ("A and B were founded within a year of each other. Which was the first to serve
+  pizza?"); "Who was the first president of A and B?" is none. A tie, or a page without such a year,
+  answers nothing.
 - both: "Are A and B both film directors?": "Yes" when each one's opening sentence names what the
   question says of them (its words besides the names, as stems); "No" when one's names a word of it
   that another's does not ("a 1976 British-American family drama film" is not animated, "Frozen is a
@@ -85,7 +88,7 @@ def compare(question: str, corpus, bucket: str | None = None, doc_id: str | None
     do not decide."""
     named = parts(question)
     kind = _kind(question)
-    if len(named) < 2 or kind is None:
+    if len(named) < 2 or kind is None or (kind == "order" and not _choice(question, named)):
         return None
     sides = [side for name in named if (side := _side(corpus, name, bucket, doc_id)) is not None]
     if len(sides) != len(named) or len({(s.hit["doc_id"], s.hit["page"]) for s in sides}) != len(sides):
@@ -101,6 +104,14 @@ def _kind(question: str) -> str | None:
     if _EARLIEST.search(question) or _LATEST.search(question):
         return "order"
     return None
+
+
+def _choice(question: str, named: list[str]) -> bool:
+    """Whether the question asks to choose among the names: "or" joins the last two, or the sentence
+    that asks names none of them."""
+    joined = re.search(rf"{re.escape(named[-2])}\W*\s+or\s+(?:the\s+)?{re.escape(named[-1])}", question, re.IGNORECASE)
+    asking = re.split(r"(?<=[.!?])\s+", question.strip())[-1]
+    return bool(joined) or not any(name.lower() in asking.lower() for name in named)
 
 
 def _side(corpus, name: str, bucket: str | None, doc_id: str | None) -> Side | None:

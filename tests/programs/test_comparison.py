@@ -53,6 +53,11 @@ def test_who_died_first_is_read_from_the_end_of_each_life_span_and_a_living_one_
     assert compare("Who died first, Ed Wood or Sid Haig?", lives) is None  # Sid Haig's opening gives no end
 
 
+def test_an_order_is_a_choice_between_the_names_not_an_ordinal_said_of_them():
+    assert compare("The Exies and Circus Diablo were formed in Los Angeles. Which was formed first?", BANDS).answer == "The Exies"
+    assert compare("Who was the first singer of The Exies and Circus Diablo?", BANDS) is None
+
+
 def test_an_order_question_the_years_cannot_decide_gets_no_answer():
     tied = _Pages({"Alpha": "Alpha is a band formed in 1997.", "Beta": "Beta is a band, formed in 1997 too."})
     assert compare("Which band was formed first, Alpha or Beta?", tied) is None
