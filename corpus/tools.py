@@ -12,6 +12,7 @@ import json
 import re
 import threading
 from collections import defaultdict
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ RRF_K = 60
 FUSION_DEPTH = 100
 LABEL_CANDIDATES = 50
 LABEL_MIN_COSINE = 0.45
+QUERY_VECTORS = 256  # query vectors kept: a question's searches (its read, hops, long-text route) embed it once
 CHARS_PER_TOKEN = 4
 AGGREGATE_OPS = ("sum", "avg", "min", "max", "count")
 _GROUP_KEYS = ("doc_id", "file", "bucket", "label", "unit", "page", "kind")
@@ -59,6 +61,7 @@ class Corpus:
 
     def __init__(self, index_dir: str | Path):
         self.store = Store(index_dir)
+        self._query_vector = lru_cache(maxsize=QUERY_VECTORS)(self._embed_query)
         self._lock = threading.Lock()
         self._generation = -1
         self._refresh()
@@ -102,6 +105,12 @@ class Corpus:
     @property
     def embedder(self):
         return get_embedder(self.store.meta("embedder_spec"))
+
+    def _embed_query(self, query: str) -> np.ndarray:
+        """The query's vector, read-only: every search of the same text shares it (`_query_vector`)."""
+        vector = self.embedder([query])[0]
+        vector.setflags(write=False)
+        return vector
 
     def tools(self) -> list:
         """The agent tools as bound methods (wrap each in `dspy.Tool` or pass them to `dspy.ReAct`)."""
@@ -184,7 +193,7 @@ class Corpus:
     def _semantic_top(self, index: ShardedIndex, query: str, mask: np.ndarray | None, k: int) -> list[tuple[int, float]]:
         if len(index.ids) == 0:
             return []
-        return index.top(self.embedder([query])[0], k, mask)
+        return index.top(self._query_vector(query), k, mask)
 
     def _doc_mask(self, table: str, bucket, filters, doc_id) -> np.ndarray | None:
         """Boolean mask over `table`'s rows allowed by bucket, doc_id and metadata filters (cached)."""
@@ -528,7 +537,7 @@ class Corpus:
         if precise and (every := top_rows(scores, len(scores), positive=True)):  # an aggregate covers every match
             return {int(self.labels.ids[i]): score for i, score in every}
         lexical = top_rows(scores, LABEL_CANDIDATES, positive=True)
-        semantic = [(i, s) for i, s in self.labels.top(self.embedder([label_query])[0], LABEL_CANDIDATES)
+        semantic = [(i, s) for i, s in self.labels.top(self._query_vector(label_query), LABEL_CANDIDATES)
                     if s >= LABEL_MIN_COSINE]
         return {int(self.labels.ids[i]): score for i, score in _fuse([lexical, semantic], 2 * LABEL_CANDIDATES)}
 

@@ -16,6 +16,19 @@ def test_search_modes_rank_the_relevant_segment_first(small_corpus):
         assert hits[0]["section"].startswith("Note 3")
 
 
+def test_a_query_is_embedded_once_for_all_its_searches(small_corpus, monkeypatch):
+    from ferret.corpus import tools
+
+    embedded, embed = [], small_corpus.embedder
+    monkeypatch.setattr(tools, "get_embedder", lambda spec=None: lambda texts: embedded.append(list(texts)) or embed(texts))
+    query = "which receipts list a tire, once more"  # searched by no other test
+    semantic = small_corpus.search_semantic(query, top_k=3)
+    hybrid = small_corpus.search_text(query, top_k=3, hybrid=True)
+    assert embedded == [[query]] and semantic[0]["node_id"] in {hit["node_id"] for hit in hybrid}
+    small_corpus.search_semantic(query + "?", top_k=3)
+    assert embedded == [[query], [query + "?"]]
+
+
 def test_fetch_section_matches_titles_fuzzily_and_respects_the_budget(small_corpus):
     section = small_corpus.fetch_section("report", "note 3 revenue")
     assert section["title"].startswith("Note 3") and "control of the goods" in section["text"]
