@@ -25,7 +25,7 @@ that page opens with.
 
 A part without a page titled by its name, or a question of another kind ("Which plant is larger?"),
 gets no answer. On a corpus whose documents are not titled by what they are about (filings) no part has
-a page, so the rung never answers there. On HotpotQA's 100 questions (23 comparisons) it answers 10, all
+a page, so the rung never answers there. On HotpotQA's 100 questions (22 comparisons) it answers 10, all
 right; none of TAT-QA's 1,668 nor of FinanceBench's 62 (docs/benchmarks.md).
 """
 from __future__ import annotations

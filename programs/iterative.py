@@ -19,10 +19,11 @@ question → table rung, no LM: a change, percentage change or average between t
   with nothing said missing, ends the question (Router + read: 2 calls).
   Otherwise the values it read are kept as findings, its failure is recorded with the reason, and the
   ladder goes on without repeating its search (`Attempt.first_rung`).
-→ comparison rung, no LM, for a question that sets named things side by side: which came first (the
-  earliest year each one's own page opens with), whether both are what the question says (each page's
-  opening sentence names it, or one's does and another's does not), what they have in common (the
-  words their openings share), settled with the comparison's own grounding (`programs.comparison`)
+→ comparison rung, no LM, before the hops search of a question that sets named things side by side:
+  which came first (the earliest year each one's own page opens with), whether both are what the
+  question says (each page's opening sentence names it, or one's does and another's does not), whether
+  they share a province or a nationality, what they have in common (the words their openings share),
+  settled with the comparison's own grounding (`programs.comparison`)
 → hops rung, when the first read did not answer, or instead of it when the question needs a second hop
   (`corpus.hops.hop_needed`: it compares named things, or names a thing through another): the same read
   of the passages of a multi-hop search in code, no LM (`corpus.hops.hop_search`: the question's top
