@@ -130,10 +130,15 @@ def parts(question: str) -> list[str]:
     return joined
 
 
+def title_name(title: str) -> str:
+    """A document's title without its parenthesis: "Cartoon Network" of "Cartoon Network (TV)"."""
+    return _PARENTHESIS.sub("", title or "").strip()
+
+
 def linked(name: str, title: str) -> bool:
     """The document's title (without a parenthesis: "Cartoon Network" of "Cartoon Network (TV)") is the
     name, or one holds the other."""
-    title, name = _PARENTHESIS.sub("", title or "").strip().lower(), name.lower()
+    title, name = title_name(title).lower(), name.lower()
     return title == name or (len(title) > 3 and (title in name or name in title))
 
 

@@ -33,9 +33,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ferret.corpus.hops import parts
+from ferret.corpus.hops import parts, title_name
 from ferret.corpus.words import STOPWORDS
-from ferret.programs.passage_answer import asks_yes_no
+from ferret.programs.passage_answer import ARTICLE, asks_yes_no
 from ferret.signatures.types import Finding
 
 PAGE_SEARCH = 5  # hits of a part's own search among which its page is looked for
@@ -50,9 +50,7 @@ _NAME = r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*"
 _DEMONYM = re.compile(rf"\b(?:is|was|are|were)\s+(?:a|an)\s+({_NAME})")  # "is an American film director"
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
 _YEAR = re.compile(r"(?<![\d,.$£€])(?:1[0-9]|20)\d{2}(?![\d,]|\.\d|\s*(?:%|percent))")
-_PARENTHESIS = re.compile(r"\s*\(.*?\)")
 _LIFE_SPAN = re.compile(r"\(([^()]*[–—-][^()]*)\)")  # "(October 10, 1924 – December 10, 1978)"
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 # a sentence's end: not an initial's period ("Elwyn Brooks "E. B." White ... was an American writer."), nor
 # one before a parenthesis ("Edward Davis Wood Jr. (October 10, 1924 – ...) was an American filmmaker")
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9)\"”’][.!?])\s+(?=[A-Z\"“])|\n+")
@@ -119,7 +117,7 @@ def _side(corpus, name: str, bucket: str | None, doc_id: str | None) -> Side | N
     (a parenthesis aside: "Medici (board game)"; a leading article aside: "The Exies")."""
     wanted = _plain(name)
     for hit in corpus.search_text(name, bucket=bucket, doc_id=doc_id, top_k=PAGE_SEARCH, hybrid=True):
-        title = _PARENTHESIS.sub("", hit.get("title") or hit["doc_id"]).strip()
+        title = title_name(hit.get("title") or hit["doc_id"])
         if _plain(title) == wanted:
             text = corpus.page_text(hit["doc_id"], hit["page"]) or ""
             lines = text.strip().split("\n", 1)
@@ -130,7 +128,7 @@ def _side(corpus, name: str, bucket: str | None, doc_id: str | None) -> Side | N
 
 
 def _plain(name: str) -> str:
-    return " ".join(_ARTICLE.sub("", name.strip()).lower().split())
+    return " ".join(ARTICLE.sub("", name.strip()).lower().split())
 
 
 def _roots(text: str) -> set[str]:

@@ -31,7 +31,7 @@ from ferret.signatures.types import Finding
 CONSTANTS = {*range(1, 13), 100, 1000}  # a percentage's 100, an average's count: no page needs to print them
 QUOTE_CHARS = 50  # of context on each side of a value
 COPIED_WORDS = 30  # a text answer this long, printed as is in a passage, copies the passage instead of answering
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 _FUNCTION_WORDS = {"the", "and", "for", "are", "was", "were", "does", "did", "has", "have", "had", "can", "could",
                    "will", "would", "should", "shall", "may", "might", "with", "from", "that", "this", "its", "than"}
@@ -185,7 +185,7 @@ def _quoted_number(number: float, read: list[dict], scaled: bool = True) -> Find
 
 def _quoted_text(answer: str, read: list[dict]) -> Finding | None:
     """The answer (without a leading article or final period) printed in a passage, case and spacing aside."""
-    words = _ARTICLE.sub("", answer.strip().rstrip(".")).split()
+    words = ARTICLE.sub("", answer.strip().rstrip(".")).split()
     if not words:
         return None
     pattern = re.compile(r"\b" + r"\s+".join(map(re.escape, words)) + r"(?!\w)", re.IGNORECASE)
