@@ -375,8 +375,8 @@ class VectorIndex:
 
         if len(self.vectors) == 0:
             return np.zeros(len(self), dtype=np.float32)
-        with torch.inference_mode():
-            distinct = (self._matrix @ torch.from_numpy(np.ascontiguousarray(query_vector))).numpy()
+        with torch.inference_mode():  # a copy: torch warns of a read-only array (a cached query vector)
+            distinct = (self._matrix @ torch.from_numpy(np.array(query_vector, dtype=self.vectors.dtype))).numpy()
         return distinct if self.rows is None else distinct[self.rows]
 
 

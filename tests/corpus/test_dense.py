@@ -3,6 +3,8 @@ filters kept, the graph saved beside the vectors, and the tools' semantic hits u
 small enough for the graph to be exact."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -36,6 +38,16 @@ def test_below_the_threshold_search_is_exact_and_keeps_to_the_mask():
     few = np.zeros(500, dtype=bool)
     few[[7, 8]] = True
     assert sorted(row for row, _ in index.top(vectors[0], 10, few)) == [7, 8]
+
+
+def test_a_read_only_query_vector_is_searched_without_a_warning():
+    """The corpus caches query vectors read-only; torch warns when it is handed such an array."""
+    vectors = unit_vectors(50)
+    query = vectors[3].copy()
+    query.setflags(write=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert int(np.argmax(VectorIndex(vectors).scores(query))) == 3
 
 
 def test_past_the_threshold_the_graph_finds_what_exact_search_finds(monkeypatch, tmp_path):
