@@ -2,7 +2,7 @@
 nested references, and the hops themselves on a small passage corpus (tests/conftest.py HOP_PASSAGES)."""
 from __future__ import annotations
 
-from ferret.corpus.hops import hop_needed, hop_search, linked, names, parts, remaining_terms
+from ferret.corpus.hops import bridges, hop_needed, hop_search, linked, names, parts, remaining_terms
 
 BRIDGE_QUESTION = "Who directed the film that was shot in or around Leland, North Carolina in 1986?"
 COMPARISON = "Which band was formed first, The Exies or Circus Diablo?"
@@ -18,6 +18,19 @@ def test_names_are_capitalised_runs_and_quoted_phrases_without_a_leading_functio
 def test_remaining_terms_are_the_question_words_the_passage_does_not_hold():
     passage = "The film Maximum Overdrive was shot in and around Leland in 1986."
     assert remaining_terms(BRIDGE_QUESTION, passage) == ["directed", "north", "carolina"]
+
+
+def test_a_bridge_on_the_page_the_question_names_counts_the_title_and_an_initial_ends_no_sentence():
+    question = "From 1945-1949 Dick Humbert played for an NFL team based in what state?"
+    hits = [{"doc_id": "Dick Humbert", "title": "Dick Humbert",
+             "text": "Dick Humbert was a football end. He played for the Philadelphia Eagles (1941, 1945–1949)."},
+            {"doc_id": "Brooklyn Dodgers (NFL)", "title": "Brooklyn Dodgers (NFL)",
+             "text": "The Dodgers were an NFL team based in the All-America Football Conference."}]
+    # "He played ..." shares "played" and, on Dick Humbert's page, his name: as many words as the other
+    assert [name for name, _ in bridges(question, hits)][:2] == ["Philadelphia Eagles", "All-America Football Conference"]
+    album = [{"doc_id": "Transfiguration of Vincent", "title": "Transfiguration of Vincent",
+              "text": "Transfiguration of Vincent is the third studio album by singer-songwriter M. Ward. It was released in 2003."}]
+    assert [name for name, _ in bridges("Transfiguration of Vincent is an album by a singer from what state?", album)] == ["M. Ward"]
 
 
 def test_parts_are_names_joined_by_and_or_or_but_not_places_or_periods():
