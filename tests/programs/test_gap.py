@@ -85,6 +85,15 @@ def test_a_name_ends_where_its_capitalised_words_end_and_may_be_followed_by_the_
     assert not fills_the_gap("The tornado hit a state named after which tribes?", tribes, "Lakota and Dakota Sioux")
 
 
+def test_a_state_or_a_country_is_the_place_after_the_comma_and_a_city_the_one_before():
+    eagles = "The Philadelphia Eagles are a football franchise based in Philadelphia, Pennsylvania."
+    state, city = "The NFL team was based in what state?", "The NFL team was based in what city?"
+    assert gap_phrases(state, eagles) == ["Pennsylvania"] and gap_phrases(city, eagles) == ["Philadelphia"]
+    assert fills_the_gap(state, eagles, "Pennsylvania") and not fills_the_gap(state, eagles, "Philadelphia")
+    assert fills_the_gap(city, eagles, "Philadelphia") and not fills_the_gap(city, eagles, "Pennsylvania")
+    assert gap_phrases("The team was based in what country?", "The team was based in Rome, Italy.") == ["Italy"]
+
+
 def test_the_answer_is_the_one_phrase_that_fills_the_gap_and_grounds():
     pages = _Pages({"Charles Andrews": "Charles Andrews\nCharles Andrews was an American politician. " + SCHOOL,
                     "Hebron Academy": "Hebron Academy\nHebron Academy is a college preparatory school in Maine."})
