@@ -377,7 +377,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
     def _table(self, state: "_Run") -> dict | None:
         """The table rung, before the Router and any read, written in code (no LM) and settled as a read's
         calculation: a change, percentage change or average of the one table row the question names,
-        between its two years, or its two cells asked "respectively" (`programs.row_arithmetic`), else a
+        between its two years, its two cells asked "respectively", or the year of its largest (smallest)
+        cell (`programs.row_arithmetic`), else a
         filing's metric of a fiscal year over its statements' line items, else a verdict on that metric's
         trend or sign (`programs.statement_metric`); None, with nothing recorded, when the question is
         none of these."""

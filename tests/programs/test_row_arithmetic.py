@@ -101,9 +101,38 @@ def test_a_rows_two_years_asked_respectively_are_its_cells_in_the_questions_orde
     assert row_calculation(three, "What was the net income for fiscal years 2019 to 2017 respectively?") is None
 
 
+SEGMENTS = _Rows({"Sensors": {"2019": "914", "2018": "918", "2017": "814"},
+                  "Foreign exchange movements": {"2019": "(4.2)", "2018": "(1.5)"},
+                  "Diluted earnings per share": {"2019": "(0.08)", "2018": "(0.19)", "2017": "0.12"}})
+
+
+@pytest.mark.parametrize("question, year", [
+    ("In which year was the amount for Sensors the largest?", "2018"),
+    ("Which year has the lowest amount for Sensors?", "2017"),
+    ("Between 2017 and 2019, which year had higher Sensors?", "2019"),  # of the years it names
+    ("In which year is there a greater foreign exchange movement?", "2019"),  # all negative: by size
+    ("In which year is the diluted earnings per share the lowest?", "2018"),  # of mixed signs: by value
+])
+def test_the_year_of_a_rows_largest_or_smallest_cell(question, year):
+    calculation = row_calculation(SEGMENTS, question)
+    assert (calculation.expression, calculation.answer) == ("", year)
+
+
+@pytest.mark.parametrize("question", [
+    "In which year was Sensors less than 900?",  # a threshold
+    "In which year was the change in Sensors larger?",  # an operation over the row, not its cells
+    "In which year were Sensors higher or lower?",  # both directions
+    "In which year was goodwill the largest?",  # no row the question names
+])
+def test_a_which_year_question_the_cells_do_not_decide_is_left_to_the_reads(question):
+    assert row_calculation(SEGMENTS, question) is None
+    assert row_calculation(_Rows({"Sensors": {"2019": "10", "2018": "10"}}), "In which year were Sensors larger?") is None
+
+
 @pytest.mark.parametrize("question, computation, answer", [
     ("What was the percentage change in total revenue from 2022 to 2023?", "(3650 - 3150) / 3150 * 100", "15.873"),
     ("What was total revenue in 2023 and 2022 respectively?", "", "3,650 and 3,150"),  # a lookup
+    ("In which year was total revenue larger?", "", "2023"),  # the year of the larger cell
 ])
 def test_the_iterative_program_answers_the_rows_question_in_code_with_no_lm_call(small_corpus, question, computation, answer):
     lm, engine = scripted_lm()
