@@ -28,9 +28,10 @@ the row's largest (or smallest) cell, among the years the question names if it n
 threshold ("less than 100 million"), nor the year of an operation's extreme; amounts all printed
 negative are compared by size. On TAT-QA's 1,668 questions, 63 ask "which year" and 31 of them are
 answered so, all 31 right.
-From the stored rows alone, before the which-year kind, the rung's answers that ground (right) on TAT-QA's dev split (700 questions,
-the one the rules were written on) are 128 (122), on its train split (639) 116 (110), on its test split
-(329) 68 (64); no HotpotQA or FinanceBench dev question is taken (docs/benchmarks.md).
+From the stored rows alone, before the which-year kind, the rung's answers that ground (right) on
+TAT-QA's dev split (700 questions, the one the rules were written on) are 128 (122), on its train split
+(639) 116 (110), on its test split (329) 68 (64); no HotpotQA or FinanceBench dev question is taken
+(docs/benchmarks.md).
 """
 from __future__ import annotations
 
