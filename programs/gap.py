@@ -67,7 +67,7 @@ def fills_the_gap(question: str, sentence: str, answer: str) -> bool:
         end = start + len(value)
         if not (_phrase_edge(_AFTER.match(sentence, spans[end - 1][2])) or _type_follows(words[end:], asked[gap + 1:])):
             continue
-        if asked[gap + 1:gap + 2] and asked[gap + 1] in REGIONS and _LARGER_PLACE.match(sentence, spans[end - 1][2]):
+        if _asks_region(asked[gap + 1:]) and _LARGER_PLACE.match(sentence, spans[end - 1][2]):
             continue  # "Philadelphia, Pennsylvania": the state is the place after the comma
         for between in range(TYPE_WORDS + 1):
             at = start - between
@@ -154,8 +154,13 @@ def _typed(sentence: str, between: list[tuple[str, int]], after: list[str]) -> b
     smaller place and its comma ("based in Philadelphia, Pennsylvania" for "based in what state?")."""
     if all(sentence[first].islower() for _, first in between) or [word for word, _ in between] == after[:len(between)]:
         return True
-    return bool(between and after) and after[0] in REGIONS and all(sentence[first].isupper() for _, first in between) \
+    return bool(between) and _asks_region(after) and all(sentence[first].isupper() for _, first in between) \
         and sentence.startswith(",", between[-1][1] + len(between[-1][0]))
+
+
+def _asks_region(after: list[str]) -> bool:
+    """Whether the question's words after its wh-word ask for a state, a country, ... (REGIONS)."""
+    return bool(after) and after[0] in REGIONS
 
 
 def _untyped(phrase: str, after: list[str]) -> str:
