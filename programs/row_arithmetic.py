@@ -150,10 +150,9 @@ def _year_cell(rows: list[dict], year: str, asked: set[str], share: bool = False
     for row in rows:
         cells = [(header, text) for header, text in row["fields"].items()
                  if year in header and parse_number(text) is not None]
-        if share and len(cells) > 1 and (percent := [cell for cell in cells if PERCENT_HEADER.search(cell[0])]):
-            cells = percent
-        if amounts and len(cells) > 1 and (plain := [cell for cell in cells if not PERCENT_HEADER.search(cell[0])]):
-            cells = plain
+        if (share or amounts) and len(cells) > 1 and (
+                kept := [cell for cell in cells if bool(PERCENT_HEADER.search(cell[0])) == share]):
+            cells = kept  # a share's "%" columns, or the amounts' columns
         if len(cells) > 1:  # several columns of the year: the one whose other words the question names most
             named = [len(stems(YEAR.sub("", header)) & asked) for header, _ in cells]
             cells = [cell for cell, count in zip(cells, named) if count == max(named)]
