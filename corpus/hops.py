@@ -7,8 +7,9 @@ passage names the bridge ("Maximum Overdrive"), and the answer is in the passage
 1. first hop: the question's hybrid search;
 2. bridges: the names (capitalised phrases, quoted titles) printed in the passages of the first hop's
    top BRIDGE_SOURCES documents, those in a sentence sharing more of the question's words first (a
-   sentence of a page counts its title's words too: "He played for the Philadelphia Eagles" on the page
-   "Dick Humbert" is about him), names of several words before single words, at most MAX_BRIDGES. A
+   sentence of a page the question names by its title counts the title's words too: "He played for the
+   Philadelphia Eagles" on the page "Dick Humbert" is about him; an initial's period before a name ends
+   no sentence: "singer-songwriter M. Ward."), names of several words before single words, at most MAX_BRIDGES. A
    name the question already says is no bridge, nor one that shares a word with its own passage's
    document title (the passage's subject again, under its full name: "Nathan John Astle" on the page
    "Nathan Astle"), nor a date or number;
@@ -26,7 +27,7 @@ passage names the bridge ("Maximum Overdrive"), and the answer is in the passage
 
 The constants were chosen on HotpotQA's 100 questions with `ferret eval --retrieval` (recall_all@5 0.64
 for hybrid search, 0.86 with hops; within 0.03 for any of them halved or doubled; with the title's words
-and sentences not ended by an initial, 0.62 and 0.88). On a corpus whose documents are not titled by
+of a page the question names and sentences not ended by an initial, 0.62 and 0.90). On a corpus whose documents are not titled by
 what they are about (filings, reports) no bridge links, and the first hop's passages keep their order
 in front.
 """
@@ -37,7 +38,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ferret.corpus.tools import snippet
-from ferret.corpus.words import STOPWORDS, sentences, stems, words
+from ferret.corpus.words import STOPWORDS, stems, words
 
 BRIDGE_SOURCES = 3  # first-hop documents whose passages name the bridges
 MAX_BRIDGES = 6
@@ -55,6 +56,8 @@ _CONNECTORS = r"(?:of|the|de|la|von|van|for|du|del|da|di|le)"
 # a sentence's closing period is no part of a name
 _NAME_WORD = r"(?:[A-Z](?:\.[A-Z])+\.?|[A-Z][a-z]?\.|[A-Z][\w'’&-]*|\d[\w'’-]*)"
 _NAME = re.compile(rf"[\"“]([^\"”]{{2,80}})[\"”]|({_NAME_WORD}(?:(?:\s+{_CONNECTORS})*\s+{_NAME_WORD})*)")
+# a sentence's end, but not an initial's period before a name: "singer-songwriter M. Ward." ("U.S. dollars" ends one)
+_SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)\s+(?![A-Z])")
 _PARENTHESIS = re.compile(r"\s*\(.*?\)")
 _JOIN = re.compile(r",?\s+(?:and|or)\s+(?:the\s+)?", re.IGNORECASE)
 _NUMBER = re.compile(r"\d{2}")
@@ -107,8 +110,9 @@ def bridges(question: str, hits: list[dict]) -> list[tuple[str, dict]]:
         if len(sources) > BRIDGE_SOURCES:
             break
         subject = stems(hit.get("title") or "")
-        for sentence in sentences(hit["text"]):
-            shared = len(asked & (stems(sentence) | subject))  # "He played for ..." on the page "Dick Humbert"
+        named = bool(hit.get("title")) and title_name(hit["title"]).lower() in question.lower()  # the page the question names
+        for sentence in _SENTENCE.split(hit["text"]):
+            shared = len(asked & (stems(sentence) | (subject if named else set())))  # "He played for ..." on "Dick Humbert"
             for name in names(sentence):
                 held = stems(name)
                 if held <= asked or held & subject:

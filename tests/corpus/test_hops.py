@@ -28,6 +28,9 @@ def test_a_bridge_on_the_page_the_question_names_counts_the_title_and_an_initial
              "text": "The Dodgers were an NFL team based in the All-America Football Conference."}]
     # "He played ..." shares "played" and, on Dick Humbert's page, his name: as many words as the other
     assert [name for name, _ in bridges(question, hits)][:2] == ["Philadelphia Eagles", "All-America Football Conference"]
+    # a page the question does not name (a filing's file name) lends its sentences no words
+    untitled = [{**hits[0], "title": "Football players 1945"}, hits[1]]
+    assert [name for name, _ in bridges(question, untitled)][0] == "All-America Football Conference"
     album = [{"doc_id": "Transfiguration of Vincent", "title": "Transfiguration of Vincent",
               "text": "Transfiguration of Vincent is the third studio album by singer-songwriter M. Ward. It was released in 2003."}]
     assert [name for name, _ in bridges("Transfiguration of Vincent is an album by a singer from what state?", album)] == ["M. Ward"]
