@@ -9,10 +9,10 @@ passage names the bridge ("Maximum Overdrive"), and the answer is in the passage
    top BRIDGE_SOURCES documents, those in a sentence sharing more of the question's words first (a
    sentence of a page the question names by its title counts the title's words too: "He played for the
    Philadelphia Eagles" on the page "Dick Humbert" is about him; an initial's period before a name ends
-   no sentence: "singer-songwriter M. Ward."), names of several words before single words, at most MAX_BRIDGES. A
-   name the question already says is no bridge, nor one that shares a word with its own passage's
-   document title (the passage's subject again, under its full name: "Nathan John Astle" on the page
-   "Nathan Astle"), nor a date or number;
+   no sentence: "singer-songwriter M. Ward."), names of several words before single words, at most
+   MAX_BRIDGES. A name the question already says is no bridge, nor one that shares a word with its own
+   passage's document title (the passage's subject again, under its full name: "Nathan John Astle" on
+   the page "Nathan Astle"), nor a date or number;
 3. second hops: each bridge with the question's words its passage does not hold (what is left to find:
    "Maximum Overdrive directed"), searched the same way;
 4. parts: a question that joins two or more names by "and" or "or" (a comparison: "Which band
@@ -27,9 +27,9 @@ passage names the bridge ("Maximum Overdrive"), and the answer is in the passage
 
 The constants were chosen on HotpotQA's 100 questions with `ferret eval --retrieval` (recall_all@5 0.64
 for hybrid search, 0.86 with hops; within 0.03 for any of them halved or doubled; with the title's words
-of a page the question names and sentences not ended by an initial, 0.62 and 0.90). On a corpus whose documents are not titled by
-what they are about (filings, reports) no bridge links, and the first hop's passages keep their order
-in front.
+of a page the question names and sentences not ended by an initial, 0.62 and 0.90). On a corpus whose
+documents are not titled by what they are about (filings, reports) no bridge links, and the first hop's
+passages keep their order in front.
 """
 from __future__ import annotations
 

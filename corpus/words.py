@@ -6,9 +6,6 @@ from __future__ import annotations
 import re
 
 _WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
-# a sentence's end: not an initial's period ("singer-songwriter M. Ward.", "Elwyn Brooks "E. B." White"), nor
-# one before a parenthesis ("Edward Davis Wood Jr. (October 10, 1924 – ...) was an American filmmaker")
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\"”’][.!?])\s+(?=[A-Z\"“])|\n+")
 MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
           "november", "december"}
 STOPWORDS = frozenset("""a an the of in on at to for by with from and or but is are was were be been being do does did
@@ -16,11 +13,6 @@ has have had what which who whom whose when where why how that this these those 
 he she his her him them not no yes both either neither also same other another one two first second more most less
 least many much into onto over under about after before between during through while since until upon can could will
 would should may might shall must if so such only own very just any all each every some few""".split())
-
-
-def sentences(text: str) -> list[str]:
-    """The text's sentences (and lines)."""
-    return _SENTENCE_END.split(text)
 
 
 def words(text: str) -> list[str]:

@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 
 from ferret.corpus.hops import parts, title_name
-from ferret.corpus.words import STOPWORDS, sentences
+from ferret.corpus.words import STOPWORDS
 from ferret.programs.passage_answer import ARTICLE, asks_yes_no
 from ferret.signatures.types import Finding
 
@@ -51,6 +51,9 @@ _DEMONYM = re.compile(rf"\b(?:is|was|are|were)\s+(?:a|an)\s+({_NAME})")  # "is a
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
 _YEAR = re.compile(r"(?<![\d,.$£€])(?:1[0-9]|20)\d{2}(?![\d,]|\.\d|\s*(?:%|percent))")
 _LIFE_SPAN = re.compile(r"\(([^()]*[–—-][^()]*)\)")  # "(October 10, 1924 – December 10, 1978)"
+# a sentence's end: not an initial's period ("Elwyn Brooks "E. B." White ... was an American writer."), nor
+# one before a parenthesis ("Edward Davis Wood Jr. (October 10, 1924 – ...) was an American filmmaker")
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\"”’][.!?])\s+(?=[A-Z\"“])|\n+")
 
 
 @dataclass
@@ -119,7 +122,7 @@ def _side(corpus, name: str, bucket: str | None, doc_id: str | None) -> Side | N
             text = corpus.page_text(hit["doc_id"], hit["page"]) or ""
             lines = text.strip().split("\n", 1)
             body = lines[1] if len(lines) > 1 and lines[0].strip() == (hit.get("title") or "").strip() else text
-            opening = next((s for s in sentences(body.strip()) if _roots(s) - _roots(title)), "")
+            opening = next((s for s in _SENTENCE_END.split(body.strip()) if _roots(s) - _roots(title)), "")
             return Side(title, {**hit, "text": body}, opening)
     return None
 
@@ -139,7 +142,7 @@ def _roots(text: str) -> set[str]:
 def _order(question: str, sides: list[Side]) -> Comparison | None:
     died = bool(_DEATH.search(question))
     for side in sides:
-        sentence = side.opening if died else next((s for s in sentences(side.hit["text"]) if _YEAR.search(s)), "")
+        sentence = side.opening if died else next((s for s in _SENTENCE_END.split(side.hit["text"]) if _YEAR.search(s)), "")
         year = _death_year(sentence) if died else _YEAR.search(sentence)
         if year is None:
             return None

@@ -135,8 +135,7 @@ def _extreme_year(rows: list[dict], question: str, asked: str, years: list[str])
     values = {year: value for year, (value, _) in cells.items()}
     if all(value < 0 for value in values.values()):
         values = {year: -value for year, value in values.items()}
-    best = (max if most else min)(values.values(), default=None)
-    if len(values) < 2 or list(values.values()).count(best) > 1:
+    if len(values) < 2 or list(values.values()).count(best := (max if most else min)(values.values())) > 1:
         return None
     return RowCalculation("", [row_passage(row) for row in rows], next(year for year, value in values.items() if value == best))
 

@@ -126,6 +126,9 @@ def test_the_year_of_a_rows_largest_or_smallest_cell(question, year):
 ])
 def test_a_which_year_question_the_cells_do_not_decide_is_left_to_the_reads(question):
     assert row_calculation(SEGMENTS, question) is None
+
+
+def test_a_which_year_question_whose_years_tie_is_left_to_the_reads():
     assert row_calculation(_Rows({"Sensors": {"2019": "10", "2018": "10"}}), "In which year were Sensors larger?") is None
 
 
