@@ -9,7 +9,8 @@ answer grounded in a sentence that fills the gap needs no model to confirm it (`
 `gap_answer` reads the answer itself, in code. "Charles Andrews graduated from what college preparatory
 boys' school?" has a gap after "graduated from"; a page that prints "He attended the district school and
 graduated from Hebron Academy." fills it with "Hebron Academy". `gap_phrases` finds such phrases in a
-sentence: after the two words before the question's wh-word, with up to TYPE_WORDS lowercase words
+sentence: after the two words before the question's wh-word (the first may be joined to a lowercase
+word or two by "and": "singer-songwriter and guitarist from Portland, Oregon"), with up to TYPE_WORDS lowercase words
 between ("the sitcom"), or the words that follow the wh-word in the question ("chief of staff to which
 Queensland Senator" and "chief of staff to Queensland Senator Barnaby Joyce"), a quoted title or a run
 of capitalised words (a name, a number), cut at a stopword, and kept only when `fills_the_gap` holds for
@@ -21,7 +22,7 @@ one phrase, among all those the pages fill the gap with, that grounds (`programs
 page about what the question names, in its sentence that names most of the question); None when none or
 several do. The embedded 0.5B model reads such sentences and answers with a paraphrase ("Jeffrey Smart's
 depictions of urban landscapes that are full ...") or with another name of the passage. On HotpotQA's
-100 questions, over the passages of the first read and of the hops search, it answers 12, all right;
+100 questions, over the passages of the first read and of the hops search, it answers 14, all right;
 none of TAT-QA's 1,663 questions nor of FinanceBench's 62 (docs/benchmarks.md).
 """
 from __future__ import annotations
@@ -69,9 +70,10 @@ def fills_the_gap(question: str, sentence: str, answer: str) -> bool:
             continue
         if _asks_region(asked[gap + 1:]) and _LARGER_PLACE.match(sentence, spans[end - 1][2]):
             continue  # "Philadelphia, Pennsylvania": the state is the place after the comma
+        ends = _ends(sentence, [(word, first) for word, first, _ in spans], before)
         for between in range(TYPE_WORDS + 1):
             at = start - between
-            if (at >= 2 and words[at - 2:at] == before
+            if (at in ends
                     and _typed(sentence, [(word, first) for word, first, _ in spans[at:start]], asked[gap + 1:])):
                 return True
         if _phrase_edge(_BEFORE.search(sentence, 0, spans[start][1])) and any(
@@ -133,18 +135,32 @@ def gap_phrases(question: str, sentence: str) -> list[str]:
         return []
     spans = [(match.group().lower(), match.start()) for match in _WORD.finditer(sentence)]
     printed, found = _WORD.findall(question), []
-    for i in (i for i in range(len(spans) - 1) if [spans[i][0], spans[i + 1][0]] == before):
+    for end in _ends(sentence, spans, before):
         for between in range(TYPE_WORDS + 1):
-            at = i + 2 + between
+            at = end + between
             if at >= len(spans):
                 break
-            if not _typed(sentence, spans[i + 2:at], asked[gap + 1:]):
+            if not _typed(sentence, spans[end:at], asked[gap + 1:]):
                 continue
             start = spans[at][1] - (spans[at][1] > 0 and sentence[spans[at][1] - 1] in "\"“")
             if (match := _PHRASE.match(sentence, start)) and (phrase := _untyped(_trimmed(match), printed[gap + 1:])) \
                     and fills_the_gap(question, sentence, phrase):
                 found.append(phrase)
     return list(dict.fromkeys(found))
+
+
+def _ends(sentence: str, spans: list[tuple[str, int]], before: list[str]) -> list[int]:
+    """Where the gap may start in a sentence (its words lowercased, each with its start): right after the
+    question's two words before its wh-word (`before`), printed together, or with a lowercase word or two
+    joined to the first ("singer-songwriter and guitarist from" for "a singer-songwriter from what state?")."""
+    words, ends = [word for word, _ in spans], []
+    for i in (i for i, word in enumerate(words) if before and word == before[0]):
+        if words[i + 1:i + 2] == before[1:]:
+            ends.append(i + 2)
+        elif words[i + 1:i + 2] in (["and"], ["or"]):
+            ends += [i + 3 + joined for joined in range(1, TYPE_WORDS + 1) if words[i + 2 + joined:i + 3 + joined] == before[1:]
+                     and all(sentence[first].islower() for _, first in spans[i + 2:i + 2 + joined])]
+    return ends
 
 
 def _typed(sentence: str, between: list[tuple[str, int]], after: list[str]) -> bool:

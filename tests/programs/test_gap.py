@@ -94,6 +94,14 @@ def test_a_state_or_a_country_is_the_place_after_the_comma_and_a_city_the_one_be
     assert gap_phrases("The team was based in what country?", "The team was based in Rome, Italy.") == ["Italy"]
 
 
+def test_the_gaps_first_word_may_be_joined_to_another_by_and():
+    ward = "M. Ward is a singer-songwriter and guitarist from Portland, Oregon."
+    question = "The album is by a singer-songwriter from what state?"
+    assert gap_phrases(question, ward) == ["Oregon"] and fills_the_gap(question, ward, "Oregon")
+    assert gap_phrases(question, "He is a singer-songwriter and Paris guitarist from Portland, Oregon.") == []
+    assert gap_phrases(question, "He is a singer-songwriter and a famous old guitarist from Portland, Oregon.") == []
+
+
 def test_the_answer_is_the_one_phrase_that_fills_the_gap_and_grounds():
     pages = _Pages({"Charles Andrews": "Charles Andrews\nCharles Andrews was an American politician. " + SCHOOL,
                     "Hebron Academy": "Hebron Academy\nHebron Academy is a college preparatory school in Maine."})
