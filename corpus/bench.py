@@ -48,7 +48,6 @@ def bench_ingest(paths: list[str], index_dir: str | None = None, workers: int | 
         "pages_per_second": round(report.pages / seconds, 2),
         "pages_per_second_per_core": round(report.pages / seconds / cores, 2),
         "cores": cores, "ray": ray or "", "embedder": embedder or DEFAULT_EMBEDDER, "commits": report.commits, "stage_seconds": {k: round(v, 2) for k, v in report.seconds.items()},
-        "parse_pages_per_second": round(report.pages / max(report.seconds["parse"], 1e-9), 2),
         **({"summaries": report.summaries, "summary_minutes_per_100_pages":
             round(report.seconds.get("summarize", 0.0) / 60 / max(report.pages, 1) * 100, 2)} if report.summaries else {}),
         **peak_rss_mb(),

@@ -2,7 +2,8 @@
 
 Idempotent by content hash (an unchanged file is skipped, a changed one replaced, a metadata-only
 change updates the row), crash-safe (see `corpus.store`), PDF pages parsed in parallel across
-cores, embeddings cached by text hash so re-ingesting or copying text never re-embeds it.
+cores (the next batch's while this one is embedded), embeddings cached by text hash so re-ingesting
+or copying text never re-embeds it.
 It commits as it goes, a batch of documents at a time (`commit_pages`): a killed ingest loses only
 the batch in flight (whose embedded vectors are kept), and the same command again reports the
 committed documents unchanged and goes on from there.
@@ -16,8 +17,10 @@ import os
 import re
 import time
 from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -198,51 +201,67 @@ def _ingest_batches(store: Store, spec: str, model: Embedder | None, work: list,
                     metadata: dict, existing: dict, workers: int | None, progress: bool, report: IngestReport,
                     commit_pages: int, on_ray: RayIngest | None, summaries: str,
                     summarizer: ChunkSummarizer | None) -> None:
-    """Parse, segment, chunk (and summarize), embed and commit `work`, one shard per batch."""
-    for batch in _batches(work, commit_pages) or [[]]:  # metadata updates alone: one commit
-        clock = time.perf_counter()
-        documents = [item for item in batch if isinstance(item, tuple)]
-        documents += _parse_pdfs([item for item in batch if isinstance(item, _PendingPdf)], metadata, workers,
-                                 progress, report, on_ray)
-        _add_time(report, "parse", clock)
-
-        clock = time.perf_counter()
-        xrefs = {}
-        for doc, _, _ in documents:
-            if not doc.sections:
-                doc.sections = ([Section("s0", doc.title, 1, 1, 1)] if doc.kind == "passage"
-                                else build_sections(doc.pages))
-            segment_document(doc)
-            xrefs[doc.doc_id] = find_cross_references(doc)
-            report.pages += len(doc.pages)
-            report.segments += len(doc.segments)
-            report.annotations += len(doc.annotations)
-        _add_time(report, "segment", clock)
-
-        clock = time.perf_counter()
-        for doc, _, _ in documents:
-            if doc.kind != "passage":
-                doc.chunks = build_chunks(doc.sections, doc.segments)
-        _add_time(report, "chunk", clock)
-
-        if summarizer:
+    """Parse, segment, chunk (and summarize), embed and commit `work`, one shard per batch. The worker
+    processes parse the next batch's PDF pages while this one is segmented, embedded and committed
+    (the report's "parse" seconds are those spent waiting for them)."""
+    batches = _batches(work, commit_pages) or [[]]  # metadata updates alone: one commit
+    pdfs = [[item for item in batch if isinstance(item, _PendingPdf)] for batch in batches]
+    workers = max(1, workers or os.cpu_count() or 1)
+    parallel = not on_ray and workers > 1 and any(pdfs)
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) if parallel else nullcontext() as pool:
+        reading = _read_pdfs(pdfs[0], workers, pool, on_ray)
+        for number, batch in enumerate(batches):
             clock = time.perf_counter()
-            for doc, _, _ in documents:
-                summarizer(store, doc.chunks, doc.segments)
-            _add_time(report, "summarize", clock)
+            documents = [item for item in batch if isinstance(item, tuple)]
+            documents += _parsed_pdfs(pdfs[number], reading, metadata, progress, report)
+            if number + 1 < len(batches):
+                reading = _read_pdfs(pdfs[number + 1], workers, pool, on_ray)
+            _add_time(report, "parse", clock)
+            _index_batch(store, spec, model, documents, info_updates, bucket, existing, progress, report, on_ray,
+                         summaries, summarizer)
+            info_updates = []  # the first commit made them
 
-        clock = time.perf_counter()
-        texts = {content_hash(s.text): s.text for doc, _, _ in documents for s in doc.segments}
-        texts.update({content_hash(a.label): a.label for doc, _, _ in documents for a in doc.annotations})
-        texts.update({content_hash(c.text): c.text for doc, _, _ in documents for c in doc.chunks})
-        _embed_missing(store, spec, model, texts, progress, on_ray)
-        _add_time(report, "embed", clock)
 
+def _index_batch(store: Store, spec: str, model: Embedder | None, documents: list, info_updates: list, bucket: str,
+                 existing: dict, progress: bool, report: IngestReport, on_ray: RayIngest | None, summaries: str,
+                 summarizer: ChunkSummarizer | None) -> None:
+    """Segment, chunk (and summarize), embed and commit one batch's parsed `documents` as one shard."""
+    clock = time.perf_counter()
+    xrefs = {}
+    for doc, _, _ in documents:
+        if not doc.sections:
+            doc.sections = ([Section("s0", doc.title, 1, 1, 1)] if doc.kind == "passage"
+                            else build_sections(doc.pages))
+        segment_document(doc)
+        xrefs[doc.doc_id] = find_cross_references(doc)
+        report.pages += len(doc.pages)
+        report.segments += len(doc.segments)
+        report.annotations += len(doc.annotations)
+    _add_time(report, "segment", clock)
+
+    clock = time.perf_counter()
+    for doc, _, _ in documents:
+        if doc.kind != "passage":
+            doc.chunks = build_chunks(doc.sections, doc.segments)
+    _add_time(report, "chunk", clock)
+
+    if summarizer:
         clock = time.perf_counter()
-        _commit(store, spec, summaries, bucket, documents, info_updates, xrefs, existing, report)
-        info_updates = []  # the first commit made them
-        report.commits += 1
-        _add_time(report, "index", clock)
+        for doc, _, _ in documents:
+            summarizer(store, doc.chunks, doc.segments)
+        _add_time(report, "summarize", clock)
+
+    clock = time.perf_counter()
+    texts = {content_hash(s.text): s.text for doc, _, _ in documents for s in doc.segments}
+    texts.update({content_hash(a.label): a.label for doc, _, _ in documents for a in doc.annotations})
+    texts.update({content_hash(c.text): c.text for doc, _, _ in documents for c in doc.chunks})
+    _embed_missing(store, spec, model, texts, progress, on_ray)
+    _add_time(report, "embed", clock)
+
+    clock = time.perf_counter()
+    _commit(store, spec, summaries, bucket, documents, info_updates, xrefs, existing, report)
+    report.commits += 1
+    _add_time(report, "index", clock)
 
 
 def _batches(work: list, commit_pages: int) -> list[list]:
@@ -300,31 +319,36 @@ def _classify(row, digest: str, bucket: str, meta: dict, report: IngestReport,
     return True
 
 
-def _parse_pdfs(pending: list[_PendingPdf], metadata: dict, workers: int | None, progress: bool,
-                report: IngestReport, on_ray: RayIngest | None = None) -> list[tuple[ParsedDocument, Path, dict]]:
-    """Extract every page of every pending PDF, in page ranges spread over worker processes (or Ray's)."""
-    workers = max(1, workers or os.cpu_count() or 1)
+def _read_pdfs(pending: list[_PendingPdf], workers: int, pool: ProcessPoolExecutor | None,
+               on_ray: RayIngest | None) -> list[tuple[_PendingPdf, int, int, Callable[[], list[str]]]]:
+    """The page ranges of `pending`, spread over the workers, each with what returns its pages' text: a
+    future of `pool`'s (being parsed), Ray's result, or a read in this process when there is no pool."""
     tasks = []
     for item in pending:
         step = max(MIN_PAGES_PER_TASK, -(-item.page_count // workers))
         tasks += [(item, start, min(start + step, item.page_count)) for start in range(0, item.page_count, step)]
+    if on_ray:
+        read = on_ray.read([(str(item.path.resolve()), start, stop) for item, start, stop in tasks])
+        return [(item, start, stop, partial(_raised, texts)) for (item, start, stop), texts in zip(tasks, read)]
+    if pool is None:
+        return [(item, start, stop, partial(read_pages, item.path, start, stop)) for item, start, stop in tasks]
+    return [(item, start, stop, pool.submit(read_pages, item.path, start, stop).result) for item, start, stop in tasks]
+
+
+def _parsed_pdfs(pending: list[_PendingPdf], reading: list, metadata: dict, progress: bool,
+                 report: IngestReport) -> list[tuple[ParsedDocument, Path, dict]]:
+    """The documents of `pending` from their pages' text (`_read_pdfs`), sectioned; a PDF whose pages
+    failed or hold no text is an error of the report."""
     pages: dict[str, dict[int, list[str]]] = {item.doc_id: {} for item in pending}
     failed: dict[str, IngestError] = {}
     total = sum(item.page_count for item in pending)
     with tqdm(total=total, unit="page", desc="parse", disable=not progress or total == 0) as bar:
-        if on_ray:
-            read = on_ray.read([(str(item.path.resolve()), start, stop) for item, start, stop in tasks])
-            for (item, start, stop), texts in zip(tasks, read):
-                _collect(item, start, stop, lambda texts=texts: _raised(texts), pages, failed, bar)
-        elif workers == 1 or len(tasks) <= 1:
-            for item, start, stop in tasks:
-                _collect(item, start, stop, lambda: read_pages(item.path, start, stop), pages, failed, bar)
-        else:
-            with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=get_context("spawn")) as pool:
-                futures = [(item, start, stop, pool.submit(read_pages, item.path, start, stop))
-                           for item, start, stop in tasks]
-                for item, start, stop, future in futures:
-                    _collect(item, start, stop, future.result, pages, failed, bar)
+        for item, start, stop, result in reading:
+            try:
+                pages[item.doc_id][start] = result()
+            except IngestError as error:
+                failed.setdefault(item.doc_id, error)
+            bar.update(stop - start)
     parsed = []
     for item in pending:
         if item.doc_id in failed:
@@ -345,14 +369,6 @@ def _raised(result: list[str] | IngestError) -> list[str]:
     if isinstance(result, IngestError):
         raise result
     return result
-
-
-def _collect(item: _PendingPdf, start: int, stop: int, result, pages: dict, failed: dict, bar: tqdm) -> None:
-    try:
-        pages[item.doc_id][start] = result()
-    except IngestError as error:
-        failed.setdefault(item.doc_id, error)
-    bar.update(stop - start)
 
 
 def _summarizer(spec: str) -> ChunkSummarizer:

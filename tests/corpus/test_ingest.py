@@ -321,3 +321,28 @@ def test_batches_hold_at_least_commit_pages(tmp_path):
     assert [len(batch) for batch in ingest_module._batches([doc(1) for _ in range(10)], 2)] == [2, 2, 2, 2, 2]
     assert [len(batch) for batch in ingest_module._batches([doc(3), doc(1), doc(1), doc(2)], 2)] == [1, 2, 1]
     assert ingest_module._batches([], 2) == []
+
+
+def test_two_workers_parse_the_next_batch_while_this_one_is_indexed_and_build_what_one_process_builds(tmp_path, pdf,
+                                                                                                       monkeypatch):
+    names = ("FOOTLOCKER_2022_8K_dated-2022-05-20", "AMCOR_2022_8K_dated-2022-07-01", "AMCOR_2023Q4_EARNINGS")
+    files = [pdf(name) for name in names]
+    (tmp_path / "truncated.pdf").write_bytes(files[0].read_bytes()[:3000])
+    files.insert(1, tmp_path / "truncated.pdf")
+    events = []
+    read, index = ingest_module._read_pdfs, ingest_module._index_batch
+    monkeypatch.setattr(ingest_module, "_read_pdfs", lambda pending, *rest: events.append(
+        ("read", [item.doc_id for item in pending])) or read(pending, *rest))
+    monkeypatch.setattr(ingest_module, "_index_batch", lambda store, spec, model, documents, *rest: events.append(
+        ("index", [doc.doc_id for doc, _, _ in documents])) or index(store, spec, model, documents, *rest))
+
+    two = ingest(files, tmp_path / "two", workers=2, commit_pages=1)
+    assert events == [("read", [names[0]]), ("read", [names[1]]), ("index", [names[0]]),
+                      ("read", [names[2]]), ("index", [names[1]]), ("index", [names[2]])]
+    one = ingest(files, tmp_path / "one", workers=1, commit_pages=1)
+    assert two.added == one.added == list(names) and two.commits == one.commits == 3
+    assert [(e.file, e.reason) for e in two.errors] == [(e.file, e.reason) for e in one.errors]
+    assert [e.file.split("/")[-1] for e in two.errors] == ["truncated.pdf"]
+    query = "SELECT doc_id, page, text FROM segments ORDER BY id"
+    rows = Corpus(tmp_path / "two").store.conn.execute(query).fetchall()
+    assert rows == Corpus(tmp_path / "one").store.conn.execute(query).fetchall() and len(rows) > 20
