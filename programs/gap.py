@@ -9,9 +9,9 @@ answer grounded in a sentence that fills the gap needs no model to confirm it (`
 `gap_answer` reads the answer itself, in code. "Charles Andrews graduated from what college preparatory
 boys' school?" has a gap after "graduated from"; a page that prints "He attended the district school and
 graduated from Hebron Academy." fills it with "Hebron Academy". `gap_phrases` finds such phrases in a
-sentence: after the two words before the question's wh-word (the first may be joined to a lowercase
-word or two by "and": "singer-songwriter and guitarist from Portland, Oregon"), with up to TYPE_WORDS lowercase words
-between ("the sitcom"), or the words that follow the wh-word in the question ("chief of staff to which
+sentence: after the two words before the question's wh-word (the first may be joined by "and" or "or"
+to up to JOINED_WORDS lowercase words: "singer-songwriter and guitarist from Portland, Oregon"), with up
+to TYPE_WORDS lowercase words between ("the sitcom"), or the words that follow the wh-word in the question ("chief of staff to which
 Queensland Senator" and "chief of staff to Queensland Senator Barnaby Joyce"), a quoted title or a run
 of capitalised words (a name, a number), cut at a stopword, and kept only when `fills_the_gap` holds for
 it (the question's type words may follow it: "mayor of New York City" for "mayor of what city?").
@@ -38,6 +38,7 @@ from ferret.programs.passage_answer import asks_yes_no
 
 WH_WORDS = {"what", "which", "who", "whom", "whose", "where", "when"}
 TYPE_WORDS = 2  # words the sentence may put between the question's words and the answer ("the sitcom")
+JOINED_WORDS = 2  # words joined by "and" to the first word before the gap ("singer-songwriter and guitarist from")
 _CONNECTORS = r"of|the|de|van|von|la|le|du|and|&"  # inside a name: "Walt Disney Pictures", "House of Commons"
 _PHRASE = re.compile(rf"""["“](?P<quoted>[^"”]{{1,60}})["”]"""
                      rf"""|(?P<name>[A-Z0-9][\w'’.&-]*(?:\s+(?:[A-Z0-9][\w'’.&-]*|(?:{_CONNECTORS})(?!\w)))*)""")
@@ -53,7 +54,7 @@ _BEFORE = re.compile(r"""(?:^|[.,;:!?(]|([A-Za-z]+))\s*["“‘'(\[]?\s*$""")  #
 def fills_the_gap(question: str, sentence: str, answer: str) -> bool:
     """Whether `sentence` prints the answer's words (from the first to the last the question does not
     have) as a whole phrase where the question has its wh-word (its first word, else its last wh-word:
-    an earlier one is a relative pronoun): right after the two words before the wh-word, with up to
+    an earlier one is a relative pronoun): right after the two words before the wh-word (`_ends`), with up to
     TYPE_WORDS lowercase words between (or the question's words after its wh-word), or right before two
     of the words after it. Those two words name something (not both stopwords)."""
     asked, gap = _question_gap(question)
@@ -64,13 +65,13 @@ def fills_the_gap(question: str, sentence: str, answer: str) -> bool:
     before, value = _before(asked, gap), answered[added[0]:added[-1] + 1]
     spans = [(match.group().lower(), match.start(), match.end()) for match in _WORD.finditer(sentence)]
     words = [word for word, _, _ in spans]
+    ends = _ends(sentence, [(word, first) for word, first, _ in spans], before)
     for start in (i for i in range(len(words) - len(value) + 1) if words[i:i + len(value)] == value):
         end = start + len(value)
         if not (_phrase_edge(_AFTER.match(sentence, spans[end - 1][2])) or _type_follows(words[end:], asked[gap + 1:])):
             continue
         if _asks_region(asked[gap + 1:]) and _LARGER_PLACE.match(sentence, spans[end - 1][2]):
             continue  # "Philadelphia, Pennsylvania": the state is the place after the comma
-        ends = _ends(sentence, [(word, first) for word, first, _ in spans], before)
         for between in range(TYPE_WORDS + 1):
             at = start - between
             if (at in ends
@@ -151,14 +152,15 @@ def gap_phrases(question: str, sentence: str) -> list[str]:
 
 def _ends(sentence: str, spans: list[tuple[str, int]], before: list[str]) -> list[int]:
     """Where the gap may start in a sentence (its words lowercased, each with its start): right after the
-    question's two words before its wh-word (`before`), printed together, or with a lowercase word or two
-    joined to the first ("singer-songwriter and guitarist from" for "a singer-songwriter from what state?")."""
+    question's two words before its wh-word (`before`), printed together, or with up to JOINED_WORDS
+    lowercase words joined to the first by "and" or "or" ("singer-songwriter and guitarist from" for "a
+    singer-songwriter from what state?")."""
     words, ends = [word for word, _ in spans], []
     for i in (i for i, word in enumerate(words) if before and word == before[0]):
         if words[i + 1:i + 2] == before[1:]:
             ends.append(i + 2)
         elif words[i + 1:i + 2] in (["and"], ["or"]):
-            ends += [i + 3 + joined for joined in range(1, TYPE_WORDS + 1) if words[i + 2 + joined:i + 3 + joined] == before[1:]
+            ends += [i + 3 + joined for joined in range(1, JOINED_WORDS + 1) if words[i + 2 + joined:i + 3 + joined] == before[1:]
                      and all(sentence[first].islower() for _, first in spans[i + 2:i + 2 + joined])]
     return ends
 
