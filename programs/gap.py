@@ -11,8 +11,9 @@ boys' school?" has a gap after "graduated from"; a page that prints "He attended
 graduated from Hebron Academy." fills it with "Hebron Academy". `gap_phrases` finds such phrases in a
 sentence: after the two words before the question's wh-word (the first may be joined by "and" or "or"
 to up to JOINED_WORDS lowercase words: "singer-songwriter and guitarist from Portland, Oregon"), with up
-to TYPE_WORDS lowercase words between ("the sitcom"), or the words that follow the wh-word in the question ("chief of staff to which
-Queensland Senator" and "chief of staff to Queensland Senator Barnaby Joyce"), a quoted title or a run
+to TYPE_WORDS lowercase words between ("the sitcom"), or the words that follow the wh-word in the
+question ("chief of staff to which Queensland Senator" and "chief of staff to Queensland Senator Barnaby
+Joyce"), a quoted title or a run
 of capitalised words (a name, a number), cut at a stopword, and kept only when `fills_the_gap` holds for
 it (the question's type words may follow it: "mayor of New York City" for "mayor of what city?").
 Lowercase phrases are not read: "Lilu is mentioned" does not answer "Lilu is what?". A question that
@@ -160,7 +161,8 @@ def _ends(sentence: str, spans: list[tuple[str, int]], before: list[str]) -> lis
         if words[i + 1:i + 2] == before[1:]:
             ends.append(i + 2)
         elif words[i + 1:i + 2] in (["and"], ["or"]):
-            ends += [i + 3 + joined for joined in range(1, JOINED_WORDS + 1) if words[i + 2 + joined:i + 3 + joined] == before[1:]
+            ends += [i + 3 + joined for joined in range(1, JOINED_WORDS + 1)
+                     if words[i + 2 + joined:i + 3 + joined] == before[1:]
                      and all(sentence[first].islower() for _, first in spans[i + 2:i + 2 + joined])]
     return ends
 
