@@ -13,9 +13,9 @@ sentence: after the two words before the question's wh-word (the first may be jo
 to up to JOINED_WORDS lowercase words: "singer-songwriter and guitarist from Portland, Oregon"), with up
 to TYPE_WORDS lowercase words between ("the sitcom"), or the words that follow the wh-word in the
 question ("chief of staff to which Queensland Senator" and "chief of staff to Queensland Senator Barnaby
-Joyce"), a quoted title or a run
-of capitalised words (a name, a number), cut at a stopword, and kept only when `fills_the_gap` holds for
-it (the question's type words may follow it: "mayor of New York City" for "mayor of what city?").
+Joyce"), a quoted title or a run of capitalised words (a name, a number), cut at a stopword, and kept
+only when `fills_the_gap` holds for it (the question's type words may follow it: "mayor of New York
+City" for "mayor of what city?").
 Lowercase phrases are not read: "Lilu is mentioned" does not answer "Lilu is what?". A question that
 asks for a state, a country or another of the REGIONS is filled by the place after a comma ("based in
 Philadelphia, Pennsylvania"), one that asks for a city by the place before it. `gap_answer` is the
