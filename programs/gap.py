@@ -66,7 +66,8 @@ def fills_the_gap(question: str, sentence: str, answer: str) -> bool:
     before, value = _before(asked, gap), answered[added[0]:added[-1] + 1]
     spans = [(match.group().lower(), match.start(), match.end()) for match in _WORD.finditer(sentence)]
     words = [word for word, _, _ in spans]
-    ends = _ends(sentence, [(word, first) for word, first, _ in spans], before)
+    starts = [(word, first) for word, first, _ in spans]
+    ends = _ends(sentence, starts, before)
     for start in (i for i in range(len(words) - len(value) + 1) if words[i:i + len(value)] == value):
         end = start + len(value)
         if not (_phrase_edge(_AFTER.match(sentence, spans[end - 1][2])) or _type_follows(words[end:], asked[gap + 1:])):
@@ -76,7 +77,7 @@ def fills_the_gap(question: str, sentence: str, answer: str) -> bool:
         for between in range(TYPE_WORDS + 1):
             at = start - between
             if (at in ends
-                    and _typed(sentence, [(word, first) for word, first, _ in spans[at:start]], asked[gap + 1:])):
+                    and _typed(sentence, starts[at:start], asked[gap + 1:])):
                 return True
         if _phrase_edge(_BEFORE.search(sentence, 0, spans[start][1])) and any(
                 _names(asked[after:after + 2]) and words[end:end + 2] == asked[after:after + 2]
