@@ -16,14 +16,17 @@ question ("chief of staff to which Queensland Senator" and "chief of staff to Qu
 Joyce"), a quoted title or a run of capitalised words (a name, a number), cut at a stopword, and kept
 only when `fills_the_gap` holds for it (the question's type words may follow it: "mayor of New York
 City" for "mayor of what city?").
-Lowercase phrases are not read: "Lilu is mentioned" does not answer "Lilu is what?". A question that
+Lowercase phrases are read only where the question ends on its gap, a "what" after a preposition that
+follows a content word ("known for his precisionist depictions of what?": "urban landscapes", up to
+LOWERCASE_WORDS words, no stopword, no list going on after it); "Lilu is mentioned" does not answer
+"Lilu is what?". A question that
 asks for a state, a country or another of the REGIONS is filled by the place after a comma ("based in
 Philadelphia, Pennsylvania"), one that asks for a city by the place before it. `gap_answer` is the
 one phrase, among all those the pages fill the gap with, that grounds (`programs.grounding.ground`: on a
 page about what the question names, in its sentence that names most of the question); None when none or
 several do. The embedded 0.5B model reads such sentences and answers with a paraphrase ("Jeffrey Smart's
 depictions of urban landscapes that are full ...") or with another name of the passage. On HotpotQA's
-100 questions, over the passages of the first read and of the hops search, it answers 14, all right;
+100 questions, over the passages of the first read and of the hops search, it answers 15, all right;
 none of TAT-QA's 1,663 questions nor of FinanceBench's 62 (docs/benchmarks.md).
 """
 from __future__ import annotations
@@ -39,6 +42,8 @@ from ferret.programs.passage_answer import asks_yes_no
 
 WH_WORDS = {"what", "which", "who", "whom", "whose", "where", "when"}
 TYPE_WORDS = 2  # words the sentence may put between the question's words and the answer ("the sitcom")
+LOWERCASE_WORDS = 3  # words of a lowercase phrase that fills an open gap ("depictions of what?")
+PREPOSITIONS = frozenset({"of", "for", "as", "in", "with", "from", "by", "on", "about", "into"})
 JOINED_WORDS = 2  # words joined by "and" to the first word before the gap ("singer-songwriter and guitarist from")
 _CONNECTORS = r"of|the|de|van|von|la|le|du|and|&"  # inside a name: "Walt Disney Pictures", "House of Commons"
 _PHRASE = re.compile(rf"""["“](?P<quoted>[^"”]{{1,60}})["”]"""
@@ -48,6 +53,7 @@ REGIONS = frozenset({"state", "country", "province", "county", "region", "nation
 _LARGER_PLACE = re.compile(r"\s*,\s*[A-Z]")
 _ASKS_DATE = re.compile(r"\b(?:when|date|day|how many|how old|age)\b", re.IGNORECASE)
 _WORD = re.compile(r"\w+(?:['’]\w+)?")
+_LIST_GOES_ON = re.compile(r"\s*(?:,|(?:and|or)\s)")
 _AFTER = re.compile(r"""\s*["”’')\]]?\s*(?:$|[.,;:!?)]|([A-Za-z]+))""")  # what follows a phrase: an end, or a word
 _BEFORE = re.compile(r"""(?:^|[.,;:!?(]|([A-Za-z]+))\s*["“‘'(\[]?\s*$""")  # what precedes one: a start, or a word
 
@@ -146,10 +152,30 @@ def gap_phrases(question: str, sentence: str) -> list[str]:
             if not _typed(sentence, spans[end:at], asked[gap + 1:]):
                 continue
             start = spans[at][1] - (spans[at][1] > 0 and sentence[spans[at][1] - 1] in "\"“")
-            if (match := _PHRASE.match(sentence, start)) and (phrase := _untyped(_trimmed(match), printed[gap + 1:])) \
-                    and fills_the_gap(question, sentence, phrase):
+            match = _PHRASE.match(sentence, start)
+            phrase = _untyped(_trimmed(match), printed[gap + 1:]) if match else \
+                _lowercase(sentence, spans[at:]) if _open(asked, gap) and not between else ""
+            if phrase and fills_the_gap(question, sentence, phrase):
                 found.append(phrase)
     return list(dict.fromkeys(found))
+
+
+def _open(asked: list[str], gap: int) -> bool:
+    """Whether the question ends on its gap, a "what" right after a preposition that follows a content
+    word ("known for his precisionist depictions of what?"): what fills it may be a lowercase phrase."""
+    return gap == len(asked) - 1 and asked[gap] == "what" and asked[gap - 1] in PREPOSITIONS
+
+
+def _lowercase(sentence: str, spans: list[tuple[str, int]]) -> str:
+    """The lowercase phrase the sentence prints from `spans[0]`: up to LOWERCASE_WORDS words, none a
+    stopword, with only spaces between ("urban landscapes" of "depictions of urban landscapes that are");
+    "" when a list goes on after it ("made from rice, beans and pork")."""
+    end = None
+    for word, first in spans[:LOWERCASE_WORDS]:
+        if word in STOPWORDS or not sentence[first].islower() or (end is not None and sentence[end:first].strip()):
+            break
+        end = first + len(word)
+    return sentence[spans[0][1]:end] if end is not None and not _LIST_GOES_ON.match(sentence, end) else ""
 
 
 def _ends(sentence: str, spans: list[tuple[str, int]], before: list[str]) -> list[int]:

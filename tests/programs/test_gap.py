@@ -102,6 +102,18 @@ def test_the_gaps_first_word_may_be_joined_to_another_by_and():
     assert gap_phrases(question, "He is a singer-songwriter and a famous old guitarist from Portland, Oregon.") == []
 
 
+def test_a_question_that_ends_on_a_preposition_and_what_is_filled_by_a_lowercase_phrase_that_ends_there():
+    smart = "He was an Australian painter known for his precisionist depictions of urban landscapes that are witty."
+    question = "The institute's speakers include a painter known for his precisionist depictions of what?"
+    assert gap_phrases(question, smart) == ["urban landscapes"] and fills_the_gap(question, smart, "urban landscapes")
+    assert gap_phrases("The dish is made from what?", "The dish is made from fermented rice.") == ["fermented rice"]
+    # a list goes on after it; a word between the gap's words and the phrase; a gap that does not end the question
+    assert gap_phrases("The dish is made from what?", "The dish is made from rice, beans and pork.") == []
+    assert gap_phrases("The dish is made from what?", "The dish is made from the rice of Gilan.") == []
+    assert gap_phrases("The dish is made from what grain?", "The dish is made from fermented rice.") == []
+    assert gap_phrases("The city is famous for what?", "The city is famous for being old.") == []
+
+
 def test_the_answer_is_the_one_phrase_that_fills_the_gap_and_grounds():
     pages = _Pages({"Charles Andrews": "Charles Andrews\nCharles Andrews was an American politician. " + SCHOOL,
                     "Hebron Academy": "Hebron Academy\nHebron Academy is a college preparatory school in Maine."})
