@@ -19,15 +19,18 @@ City" for "mayor of what city?").
 Lowercase phrases are read only where the question ends on its gap, a "what" after a preposition that
 follows a content word ("known for his precisionist depictions of what?": "urban landscapes", up to
 LOWERCASE_WORDS words, no stopword, no list going on after it); "Lilu is mentioned" does not answer
-"Lilu is what?". A question that
-asks for a state, a country or another of the REGIONS is filled by the place after a comma ("based in
-Philadelphia, Pennsylvania"), one that asks for a city by the place before it. `gap_answer` is the
+"Lilu is what?". A question that asks for a state, a country or another of the REGIONS is filled by the
+place after a comma ("based in Philadelphia, Pennsylvania"), one that asks for a city (a town, a village)
+by the place before it, with the region after it ("Philadelphia, Pennsylvania"). `gap_answer` is the
 one phrase, among all those the pages fill the gap with, that grounds (`programs.grounding.ground`: on a
-page about what the question names, in its sentence that names most of the question); None when none or
-several do. The embedded 0.5B model reads such sentences and answers with a paraphrase ("Jeffrey Smart's
-depictions of urban landscapes that are full ...") or with another name of the passage. On HotpotQA's
-100 questions, over the passages of the first read and of the hops search, it answers 15, all right;
-none of TAT-QA's 1,663 questions nor of FinanceBench's 62 (docs/benchmarks.md).
+page about what the question names, in its sentence that names most of the question); None when
+several do. When none does, a second hop's page may answer: tied to what the question names in one
+sentence and filling the gap in another, it grounds the phrase when it names more of the question and
+its bridges than the page of any other such phrase (`_on_the_hop`). The embedded 0.5B model reads such
+sentences and answers with a paraphrase ("Jeffrey Smart's depictions of urban landscapes that are full
+...") or with another name of the passage. On HotpotQA's 100 questions, over the passages of the first
+read and of the hops search, it answers 17, all right; none of TAT-QA's 1,663 questions nor of
+FinanceBench's 62 (docs/benchmarks.md).
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ from dataclasses import dataclass, replace
 
 from ferret.corpus.words import MONTHS, STOPWORDS
 from ferret.corpus.numbers import YEAR, numbers_in
-from ferret.programs.grounding import GROUNDED, SENTENCE, Grounding, asks_number, asks_year, ground, stems
+from ferret.programs.grounding import GROUNDED, ON_PAGE, SENTENCE, Grounding, asks_number, asks_year, ground, stems, tied_pages
 from ferret.programs.passage_answer import asks_yes_no
 
 WH_WORDS = {"what", "which", "who", "whom", "whose", "where", "when"}
@@ -53,6 +56,8 @@ REGIONS = frozenset({"state", "country", "province", "county", "region", "nation
 _LARGER_PLACE = re.compile(r"\s*,\s*[A-Z]")
 _ASKS_DATE = re.compile(r"\b(?:when|date|day|how many|how old|age)\b", re.IGNORECASE)
 _WORD = re.compile(r"\w+(?:['’]\w+)?")
+SETTLEMENTS = frozenset({"city", "town", "village"})  # a question asking for one is answered with its region
+_REGION = re.compile(r",\s*[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)?(?=\s*(?:$|[.,;:)]|[a-z]))")
 _LIST_GOES_ON = re.compile(r"\s*(?:,|(?:and|or)\s)")
 _AFTER = re.compile(r"""\s*["”’')\]]?\s*(?:$|[.,;:!?)]|([A-Za-z]+))""")  # what follows a phrase: an end, or a word
 _BEFORE = re.compile(r"""(?:^|[.,;:!?(]|([A-Za-z]+))\s*["“‘'(\[]?\s*$""")  # what precedes one: a start, or a word
@@ -155,9 +160,18 @@ def gap_phrases(question: str, sentence: str) -> list[str]:
             match = _PHRASE.match(sentence, start)
             phrase = _untyped(_trimmed(match), printed[gap + 1:]) if match else \
                 _lowercase(sentence, spans[at:]) if _open(asked, gap) and not between else ""
+            if phrase and asked[gap + 1:gap + 2] and asked[gap + 1] in SETTLEMENTS:
+                phrase = _with_region(sentence, start, phrase)
             if phrase and fills_the_gap(question, sentence, phrase):
                 found.append(phrase)
     return list(dict.fromkeys(found))
+
+
+def _with_region(sentence: str, start: int, place: str) -> str:
+    """A city's name with the region the sentence prints after its comma ("Canton, Massachusetts")."""
+    end = sentence.find(place, start) + len(place)
+    region = _REGION.match(sentence, end) if end >= len(place) else None
+    return place + re.sub(r"(?<=[a-z]{2})\.$", "", sentence[end:region.end()]) if region else place  # the full stop aside
 
 
 def _open(asked: list[str], gap: int) -> bool:
@@ -254,12 +268,35 @@ def gap_answer(question: str, places: Sequence[tuple[str, int]], corpus, bridges
             for phrase in gap_phrases(question, sentence):
                 if typed(question, phrase):
                     filled.setdefault(phrase.lower(), (phrase, place, " ".join(sentence.split())))
-    grounded = [GapAnswer(phrase, place, sentence, grounding, [])
-                for phrase, place, sentence in filled.values()
-                if (grounding := ground(question, phrase, None, places, corpus, bridges=bridges)).level == GROUNDED]
+    groundings = {key: ground(question, phrase, None, places, corpus, bridges=bridges)
+                  for key, (phrase, _, _) in filled.items()}
+    grounded = [GapAnswer(phrase, place, sentence, groundings[key], [])
+                for key, (phrase, place, sentence) in filled.items() if groundings[key].level == GROUNDED]
+    if not grounded and (hop := _on_the_hop(question, filled, groundings, places, corpus, bridges)):
+        grounded = [hop]
     if len(grounded) != 1:
         return None
     return replace(grounded[0], filled=[phrase for phrase, _, _ in filled.values()])
+
+
+def _on_the_hop(question: str, filled: dict[str, tuple[str, tuple[str, int], str]], groundings: dict[str, Grounding],
+                places: Sequence[tuple[str, int]], corpus, bridges: Sequence[str]) -> GapAnswer | None:
+    """A second hop's answer: the phrase printed on a page tied to what the question names, in a sentence
+    that fills the gap but is not the page's sentence that names most of the question (that one ties it:
+    "The drivers featured on the front cover ... are Eddie Irvine ..."; the gap is filled by "a racing
+    video game developed by Studio 33"), grounded there when its page names more of the question's words
+    and bridges than the page of any other such phrase; None when none, or two pages tie."""
+    texts = {place: corpus.page_text(*place) or "" for place in places}
+    asked = stems(question) | stems(" ".join(bridges))
+    scored = sorted(((len((stems(texts[place]) | stems(place[0])) & asked), phrase, place, sentence)
+                     for key, (phrase, place, sentence) in filled.items()
+                     if groundings[key].pages.get(place) == ON_PAGE and place in tied_pages(question, phrase, texts, bridges)),
+                    key=lambda found: -found[0])
+    if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
+        return None
+    _, phrase, place, sentence = scored[0]
+    return GapAnswer(phrase, place, sentence, Grounding(GROUNDED, shown=[f"{phrase} · {place[0]} · p.{place[1]}"],
+                                                        pages={place: GROUNDED}, sentence=sentence), [])
 
 
 def other_gap_answer(question: str, answer: str, places: Sequence[tuple[str, int]], corpus,

@@ -409,10 +409,7 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     phrase = re.compile(r"(?<!\w)" + r"\W+".join(re.escape(t.strip(".,")) for t in core if t.strip(".,")) + r"(?!\w)" + whole,
                         re.IGNORECASE)
     result = Grounding(UNSUPPORTED, f"{' '.join(core)!r} is printed on no cited page")
-    subjects = [name for name in (stems(name) - GENERIC for name in names(question)) if name]  # not "the Company"
-    if any(name <= stems(answer) for name in subjects):  # the answer is a thing the question names
-        subjects = []
-    subject_pages = _subject_pages(texts, subjects, bridges)
+    subject_pages = tied_pages(question, answer, texts, bridges)
     for place, text in texts.items():
         if place not in subject_pages:
             if phrase.search(text):
@@ -434,6 +431,15 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
                     result.reason = "" if level == GROUNDED else (
                         f"{' '.join(core)!r} is printed, but not in the sentence of its page that names most of the question")
     return result
+
+
+def tied_pages(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str]) -> set[tuple[str, int]]:
+    """The pages of `texts` about what the question names (`_subject_pages`; every page when the answer is
+    one of the things it names)."""
+    subjects = [name for name in (stems(name) - GENERIC for name in names(question)) if name]  # not "the Company"
+    if any(name <= stems(answer) for name in subjects):  # the answer is a thing the question names
+        subjects = []
+    return _subject_pages(texts, subjects, bridges)
 
 
 def _subject_pages(texts: dict[tuple[str, int], str], subjects: list[set[str]], bridges: Sequence[str]) -> set[tuple[str, int]]:

@@ -320,8 +320,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
 
     def _gap(self, state: "_Run", policy: Policy, hits: list[dict]) -> dict | None:
         """The gap rung, no LM: the one name that fills the question's gap on the pages of the passages read
-        and of the hops rung's, and grounds there (`programs.gap`), settled as a read's answer; None, with
-        nothing recorded, when no name or several do."""
+        and of the hops rung's, and grounds there (`programs.gap`), settled as a read's answer with that
+        grounding; None, with nothing recorded, when no name or several do."""
         passages = state.read_hits + hits
         bridges = [hit["via"] for hit in hits if hit.get("via")]
         found = gap_answer(state.question, [(hit["doc_id"], hit["page"]) for hit in passages], self.corpus,
@@ -334,7 +334,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         read = answer_from_passages(state.question, [page], "", found.answer, [1], repair=False)
         step = {"rung": "gap", "strategy": "gap: the name that fills the question's gap on the pages read",
                 "results": len(state.read_hits), "answer": read.answer, "filled": found.filled, "lm_call": False}
-        return self._settle(state, policy, "gap", step, state.read_hits, read, read.problem)
+        return self._settle(state, policy, "gap", step, state.read_hits, read, read.problem, found.grounding)
 
     def _compare(self, state: "_Run", policy: Policy) -> dict | None:
         """The comparison rung, no LM: the question's parts compared on their own pages (`programs.comparison`),

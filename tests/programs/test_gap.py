@@ -85,10 +85,10 @@ def test_a_name_ends_where_its_capitalised_words_end_and_may_be_followed_by_the_
     assert not fills_the_gap("The tornado hit a state named after which tribes?", tribes, "Lakota and Dakota Sioux")
 
 
-def test_a_state_or_a_country_is_the_place_after_the_comma_and_a_city_the_one_before():
+def test_a_state_or_a_country_is_the_place_after_the_comma_and_a_city_the_one_before_with_it():
     eagles = "The Philadelphia Eagles are a football franchise based in Philadelphia, Pennsylvania."
     state, city = "The NFL team was based in what state?", "The NFL team was based in what city?"
-    assert gap_phrases(state, eagles) == ["Pennsylvania"] and gap_phrases(city, eagles) == ["Philadelphia"]
+    assert gap_phrases(state, eagles) == ["Pennsylvania"] and gap_phrases(city, eagles) == ["Philadelphia, Pennsylvania"]
     assert fills_the_gap(state, eagles, "Pennsylvania") and not fills_the_gap(state, eagles, "Philadelphia")
     assert fills_the_gap(city, eagles, "Philadelphia") and not fills_the_gap(city, eagles, "Pennsylvania")
     assert gap_phrases("The team was based in what country?", "The team was based in Rome, Italy.") == ["Italy"]
@@ -133,6 +133,43 @@ def test_of_two_phrases_that_fill_the_gap_the_one_that_grounds_is_the_answer_and
     # the page that fills the gap is not about what the question names: the name is only on that page
     elsewhere = _Pages({"Ann Smith": "Ann Smith\nAnn Smith graduated from Hebron Academy."})
     assert gap_answer(ANDREWS, _places("Ann Smith"), elsewhere) is None
+
+
+RUNNER_UP = ("The runner-up in the 1999 World Drivers' Championship appears on the front cover of a racing video game "
+             "developed by what company?")
+IRVINE = "Eddie Irvine\nEddie Irvine was the runner-up in the 1999 World Drivers' Championship."
+
+
+def test_on_a_second_hops_page_the_gap_is_filled_in_one_sentence_and_the_page_tied_in_another():
+    arcade = ("Formula One Arcade\nFormula One Arcade is a racing video game developed by Studio 33. "
+              "The drivers on the front cover are Eddie Irvine and Michael Schumacher, world champions.")
+    rally = ("Colin McRae Rally\nColin McRae Rally is a racing video game developed by Codemasters. "
+             "Eddie Irvine, a World Championship driver, played it.")
+    places = _places("Eddie Irvine", "Formula One Arcade", "Colin McRae Rally")
+    pages = _Pages({"Eddie Irvine": IRVINE, "Formula One Arcade": arcade, "Colin McRae Rally": rally})
+    # neither name is in the sentence of its page that names most of the question: that one ties the page
+    assert all(ground(RUNNER_UP, name, None, places, pages, bridges=["Eddie Irvine"]).level == ON_PAGE
+               for name in ("Studio 33", "Codemasters"))
+    found = gap_answer(RUNNER_UP, places, pages, ["Eddie Irvine"])
+    # both pages name the bridge; the game's names more of the question ("front cover")
+    assert found.answer == "Studio 33" and found.grounding.level == GROUNDED and found.place == ("Formula One Arcade", 1)
+    assert found.filled == ["Studio 33", "Codemasters"]
+    rally = rally.replace("Eddie Irvine, a World Championship driver, played it.",
+                          "The drivers on the front cover are Eddie Irvine and Jarno Trulli, world champions.")
+    tied = _Pages({"Eddie Irvine": IRVINE, "Formula One Arcade": arcade, "Colin McRae Rally": rally})
+    assert gap_answer(RUNNER_UP, places, tied, ["Eddie Irvine"]) is None  # two pages name as much: none is chosen
+    untied = _Pages({"Eddie Irvine": IRVINE, "Formula One Arcade": arcade.replace("Eddie Irvine", "Jarno Trulli"),
+                     "Colin McRae Rally": rally.replace("Eddie Irvine", "Jarno Trulli")})
+    assert gap_answer(RUNNER_UP, places, untied, ["Eddie Irvine"]) is None  # no page is tied to the question
+
+
+def test_a_city_is_answered_with_the_region_printed_after_its_comma():
+    question = "Jon Luther was the CEO of a restaurant holding company headquartered in what city?"
+    assert gap_phrases(question, "Dunkin' Brands is a restaurant holding company headquartered in Canton, "
+                                 "Massachusetts.") == ["Canton, Massachusetts"]
+    assert gap_phrases(question, "It is a restaurant holding company headquartered in Canton.") == ["Canton"]
+    assert gap_phrases(question.replace("what city", "what state"), "It is a restaurant holding company "
+                       "headquartered in Canton, Massachusetts.") == ["Massachusetts"]
 
 
 def test_a_text_answer_whose_pages_fill_the_gap_with_another_name_is_not_grounded_and_the_model_is_not_asked():
