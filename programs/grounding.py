@@ -58,6 +58,7 @@ SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _STATEMENT = re.compile(r"\b(?:(?:consolidated )?statements? of (?:income|operations|earnings|cash flows?|financial position)|"
                         r"(?:income|cash flows?|p&l) statements?|balance sheets?)\b", re.IGNORECASE)
 _RANGE = re.compile(r"\b(?:FY\s?)?((?:19|20)\d{2})\s*(?:-|–|to|through)\s*(?:FY\s?)?((?:19|20)\d{2})\b", re.IGNORECASE)
+YEAR_AVERAGE = re.compile(r"\b((?:19|20)\d{2})\s+average\b", re.IGNORECASE)  # "the 2019 average X": of 2019 and 2018
 _PERCENTS = re.compile(r"\bin (?:units of )?percents?\b", re.IGNORECASE)
 _COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
 _ASKS_YEAR = re.compile(r"\b(?:what|which)\s+(?:financial\s+|fiscal\s+)?years?\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
@@ -122,8 +123,9 @@ def question_stems(question: str) -> set[str]:
 
 
 def question_years(question: str) -> set[str]:
-    """The years a question names, with those inside a range it names ("FY2019 - FY2021": 2020 too)."""
-    years = set(YEAR.findall(question))
+    """The years a question names, with those inside a range it names ("FY2019 - FY2021": 2020 too) and
+    the year before one whose average it asks ("the 2019 average X", of its 2019 and 2018 cells: 2018 too)."""
+    years = set(YEAR.findall(question)) | {str(int(year) - 1) for year in YEAR_AVERAGE.findall(question)}
     for first, last in _RANGE.findall(question):
         years |= {str(year) for year in range(int(first) + 1, int(last)) if int(last) - int(first) <= MAX_RANGE}
     return years

@@ -6,8 +6,10 @@ the table row whose label the question names, its 2019 and 2018 cells, as the ex
 "(-123 - -109) / -109 * 100", which `programs.passage_answer` computes and cites like a read's
 calculation (the 0.5B read writes such expressions over the wrong cells or with the wrong operation).
 Nothing is guessed: a question is left to the reads unless
-- it names exactly two years (an average "from 2017 to 2019" is of three) and neither defines a formula
-  ("DPO is defined as: ...") nor asks why or how;
+- it names exactly two years (an average "from 2017 to 2019" is of three), or one year right before
+  "average" ("What is the 2019 average free cash flow?": the average of the row's 2019 and 2018 cells, as
+  a balance's average is taken; "the average exchange rate in 2019" is printed, not computed), and
+  neither defines a formula ("DPO is defined as: ...") nor asks why or how;
 - a table row's label has all its words in the question (`structured.grounded`), the longest such label
   wins, and the rows of that label agree on each year's value;
 - each year has one cell in the row, or of several ("Domestic 2019", "International 2019") one whose
@@ -41,7 +43,7 @@ from dataclasses import dataclass
 from ferret.corpus.numbers import YEAR, parse_number
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, operations
-from ferret.programs.grounding import asks_reason, question_stems, stems
+from ferret.programs.grounding import YEAR_AVERAGE, asks_reason, question_stems, stems
 from ferret.programs.structured import grounded
 
 LABEL_CANDIDATES = 20  # labels looked at for the question's rows
@@ -82,7 +84,7 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
     """The question's calculation over one table row of `corpus` (module rules), or None."""
     years = list(dict.fromkeys(YEAR.findall(question)))
     which_year = bool(_WHICH_YEAR.search(question))
-    if not (which_year or len(years) == 2) or _DEFINED.search(question) or asks_reason(question):
+    if not (which_year or len(years) in (1, 2)) or _DEFINED.search(question) or asks_reason(question):
         return None
     rows = named_rows(corpus, question, bucket, doc_id)
     longest = max((len(stems(row["label"])) for row in rows), default=0)
@@ -97,6 +99,10 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
         return _extreme_year(rows, question, asked, years)
     share = bool(SHARE.search(asked))  # "the percentage of sales represented by X": its "%" column
     ops = operations(asked) | ({"percentage"} if _PERCENTS.search(asked) else set())
+    if len(years) == 1:  # "the 2019 average X": of the year's cell and the year's before
+        if ops != {"average"} or not YEAR_AVERAGE.search(question):
+            return None
+        years.append(str(int(years[0]) - 1))
     if not ops and _RESPECTIVELY.search(asked) and not _RANGE.search(question):  # "X in 2019 and 2018 respectively"
         cells = [_year_cell(rows, year, question_stems(question), share, amounts=not share) for year in years]
         return None if None in cells else RowCalculation("", [row_passage(row) for row in rows],

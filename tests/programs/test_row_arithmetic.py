@@ -35,6 +35,7 @@ def value(corpus, question: str) -> float | None:
     ("What was the change in deferred tax assets from 2018 to 2019?", 150.0),  # the later year less the earlier
     ("How much did the deferred tax assets decrease by between 2018 and 2019?", -150.0),  # how much it fell
     ("What was the average deferred tax assets for 2018 and 2019?", 1175.0),
+    ("What is the 2019 average deferred tax assets?", 1175.0),  # one year's average: with the year before
     ("What is the change in deferred tax assets in units of percents from 2018 to 2019?", round(150 / 1100 * 100, 4)),
 ])
 def test_the_questions_row_and_years_give_the_operation_it_names(question, expected):
@@ -43,6 +44,8 @@ def test_the_questions_row_and_years_give_the_operation_it_names(question, expec
 
 @pytest.mark.parametrize("question", [
     "What was the deferred tax assets in 2019?",  # one year
+    "What was the average deferred tax assets in 2019?",  # a year's average is printed, not its balances'
+    "What is the 2018 average deferred tax assets?",  # no cell of the year before
     "What was the average deferred tax assets from 2017 to 2019?",  # three years
     "Why did the deferred tax assets change between 2018 and 2019?",  # a reason
     "What is the ratio, defined as deferred tax assets / 2, between 2018 and 2019?",  # a formula of its own
@@ -135,6 +138,7 @@ def test_a_which_year_question_whose_years_tie_is_left_to_the_reads():
 @pytest.mark.parametrize("question, computation, answer", [
     ("What was the percentage change in total revenue from 2022 to 2023?", "(3650 - 3150) / 3150 * 100", "15.873"),
     ("What was total revenue in 2023 and 2022 respectively?", "", "3,650 and 3,150"),  # a lookup
+    ("What is the 2023 average total revenue?", "(3650 + 3150) / 2", "3,400"),  # with the year before
     ("In which year was total revenue larger?", "", "2023"),  # the year of the larger cell
 ])
 def test_the_iterative_program_answers_the_rows_question_in_code_with_no_lm_call(small_corpus, question, computation, answer):
