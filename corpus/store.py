@@ -15,7 +15,7 @@ import logging
 import shutil
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -290,15 +290,20 @@ class Store:
         self.conn.close()
 
 
+def one_writer_at_a_time(index_dir: Path) -> AbstractContextManager[None]:
+    """Hold the index's write lock: a second ingest or compaction of the same index waits for the first,
+    and says so. Searches need no lock: they read the last committed state."""
+    return exclusive(index_dir / "ingest.lock", f"another ingest into {index_dir} to finish")
+
+
 @contextmanager
-def one_writer_at_a_time(index_dir: Path) -> Iterator[None]:
-    """Hold the index's write lock (a lock file, released when the process ends however it ends): a
-    second ingest or compaction of the same index waits for the first, and says so. Searches need no
-    lock: they read the last committed state."""
-    with open(index_dir / "ingest.lock", "a") as handle:
+def exclusive(lock: Path, waiting_for: str) -> Iterator[None]:
+    """Hold the lock file `lock` (released when the process ends however it ends); a second holder waits,
+    logging "waiting for WAITING_FOR"."""
+    with open(lock, "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            logger.warning("waiting for another ingest into %s to finish", index_dir)
+            logger.warning("waiting for %s", waiting_for)
             fcntl.flock(handle, fcntl.LOCK_EX)
         yield

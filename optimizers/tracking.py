@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ferret.corpus.store import exclusive
 from ferret.programs.paths import PACKAGE, runs_dir
 
 if TYPE_CHECKING:
@@ -36,19 +37,28 @@ def client() -> MlflowClient:
 
     runs_dir().mkdir(parents=True, exist_ok=True)
     mlflow.set_tracking_uri(tracking_uri())
-    return MlflowClient(tracking_uri())
+    with _creating_the_store():  # a fresh store's tables are created here
+        return MlflowClient(tracking_uri())
+
+
+def _creating_the_store():
+    """One process at a time creates the store's tables or an experiment: two commands started together on
+    a fresh store would both create them, and one fail ("table experiments already exists")."""
+    return exclusive(runs_dir() / "mlflow.db.lock", f"another command to set up {tracking_uri()}")
 
 
 def use_experiment(name: str) -> str:
     """Make `name` the active experiment (created with its artifacts under runs/artifacts/NAME)."""
     import mlflow
 
-    experiment = client().get_experiment_by_name(name)
-    if experiment is None:
-        location = (runs_dir() / "artifacts" / name).as_uri()
-        experiment_id = mlflow.create_experiment(name, artifact_location=location)
-    else:
-        experiment_id = experiment.experiment_id
+    mlflow_client = client()
+    with _creating_the_store():
+        experiment = mlflow_client.get_experiment_by_name(name)
+        if experiment is None:
+            location = (runs_dir() / "artifacts" / name).as_uri()
+            experiment_id = mlflow.create_experiment(name, artifact_location=location)
+        else:
+            experiment_id = experiment.experiment_id
     mlflow.set_experiment(experiment_id=experiment_id)
     return experiment_id
 
