@@ -17,6 +17,8 @@ computed value is grounded through its operands, which the gold does not give), 
   answers, in code, from the pages of the question's top 5 hybrid passages and of its top 5 multi-hop
   passages (`corpus.hops.hop_search`, what its first read and hops rung see), and answers rightly
   (`metrics.answer_correct`): the rung's reach and its precision, without an LM.
+- `opening_answered_rate`, `opening_right_rate`: the same for its opening rung (`programs.opening`),
+  tried on those pages when the gap rung does not answer.
 - `comparison_answered_rate`, `comparison_right_rate`: the same for its comparison rung
   (`programs.comparison`), which reads each compared name's own page.
 """
@@ -36,6 +38,7 @@ from ferret.optimizers.metrics import answer_correct
 from ferret.optimizers.retrieval import search
 from ferret.programs.comparison import compare
 from ferret.programs.gap import gap_answer
+from ferret.programs.opening import opening_answer
 from ferret.programs.grounding import LEVELS, ground, stems
 from ferret.programs.passage_answer import asks_yes_no
 from ferret.programs.verify import same_number
@@ -81,12 +84,16 @@ def retrieved_pages(example, corpus: Corpus) -> list[tuple[str, int]]:
     return list(dict.fromkeys((hit["doc_id"], hit["page"]) for hit in hits))
 
 
-def _gap_answered(example, corpus: Corpus, retrieved: list[tuple[str, int]]) -> str:
-    """The gap rung's answer over the retrieved pages and those of the question's multi-hop passages ("" for none)."""
+def _gap_answered(example, corpus: Corpus, retrieved: list[tuple[str, int]]) -> tuple[str, str]:
+    """The gap rung's answer over the retrieved pages and those of the question's multi-hop passages, and
+    the opening rung's when the gap rung has none ("" for none)."""
     hops = hop_search(corpus, example.question, READ_K, doc_id=_doc_id(example, corpus))
-    found = gap_answer(example.question, retrieved + [(hit["doc_id"], hit["page"]) for hit in hops.hits], corpus,
-                       list(dict.fromkeys(hit["via"] for hit in hops.hits if hit.get("via"))))
-    return found.answer if found else ""
+    places = retrieved + [(hit["doc_id"], hit["page"]) for hit in hops.hits]
+    bridges = list(dict.fromkeys(hit["via"] for hit in hops.hits if hit.get("via")))
+    if found := gap_answer(example.question, places, corpus, bridges):
+        return found.answer, ""
+    found = opening_answer(example.question, places, corpus)
+    return "", found.answer if found else ""
 
 
 def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, split_name: str = "dev",
@@ -100,7 +107,7 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
         prepare_index(files, Path(index_dir))
     corpus = Corpus(index_dir)
     counts = {name: Counter() for name in ("gold", "distractor", "retrieved_gold", "retrieved_distractor")}
-    rungs = Counter()  # the code rungs' answers: ("gap" or "comparison", "answered" or "right")
+    rungs = Counter()  # the code rungs' answers: ("gap", "opening" or "comparison", "answered" or "right")
     for example in chosen:
         rng = random.Random(f"{seed}:{example.id}")
         pages, retrieved = gold_pages(example, corpus), retrieved_pages(example, corpus)
@@ -109,7 +116,8 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
         if set(pages) & set(retrieved):
             counts["retrieved_gold"][ground(example.question, answer, None, retrieved, corpus).level] += 1
         compared = compare(example.question, corpus, doc_id=_doc_id(example, corpus))
-        for rung, said in (("gap", _gap_answered(example, corpus, retrieved)), ("comparison", compared and compared.answer)):
+        gap, opening = _gap_answered(example, corpus, retrieved)
+        for rung, said in (("gap", gap), ("opening", opening), ("comparison", compared and compared.answer)):
             if said:
                 rungs[rung, "answered"] += 1
                 rungs[rung, "right"] += answer_correct(example, dspy.Prediction(status="answer", answer=said)) == 1.0
@@ -129,7 +137,7 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
             result[f"{name}_n"] = total
         for level in reversed(LEVELS):
             result[f"{name}_{level}_rate"] = round(counted[level] / total, 4) if total else 0.0
-    for rung in ("gap", "comparison"):
+    for rung in ("gap", "opening", "comparison"):
         for name in ("answered", "right"):
             result[f"{rung}_{name}_rate"] = round(rungs[rung, name] / len(chosen), 4) if chosen else 0.0
     return result

@@ -33,6 +33,9 @@ question → table rung, no LM: a change, percentage change or average between t
   wh-word stands, between its own words: "graduated from what school?" and "... graduated from Hebron
   Academy.") on the pages of the passages read and found, and grounds there, is the answer
   (`programs.gap`); the 0.5B reader paraphrases such sentences, or answers with another of their names.
+  When no name fills it, the opening rung: the name a page read opens with when its opening says it is
+  of the type the question asks for ("which Canadian actress": "Sandra Miju Oh (born ...) is a Canadian
+  actress known for ...") and it is tied to what the question names (`programs.opening`).
 → loop (the reads are the first of `max_iterations`):
     shopping item → the strategy's search (the item's words; for the question itself the label
     search of "annotations" uses the Router's entities and topic terms instead)
@@ -79,6 +82,7 @@ from ferret.programs.comparison import compare
 from ferret.programs.confirm import confirmed
 from ferret.programs.gap import gap_answer
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
+from ferret.programs.opening import opening_answer
 from ferret.programs.passage_answer import PassageAnswer, answer_from_passages, computed_answer
 from ferret.programs.repairs import repairs_on, step_lm
 from ferret.programs.row_arithmetic import named_rows, row_calculation, row_passage
@@ -320,21 +324,24 @@ class IterativeRetriever(SavedSettings, dspy.Module):
 
     def _gap(self, state: "_Run", policy: Policy, hits: list[dict]) -> dict | None:
         """The gap rung, no LM: the one name that fills the question's gap on the pages of the passages read
-        and of the hops rung's, and grounds there (`programs.gap`), settled as a read's answer with that
-        grounding; None, with nothing recorded, when no name or several do."""
+        and of the hops rung's, and grounds there (`programs.gap`), or, when none does, the opening rung's
+        name: the page's that opens saying it is what the question asks for (`programs.opening`); settled
+        as a read's answer with that grounding; None, with nothing recorded, when no name or several do."""
         passages = state.read_hits + hits
-        bridges = [hit["via"] for hit in hits if hit.get("via")]
-        found = gap_answer(state.question, [(hit["doc_id"], hit["page"]) for hit in passages], self.corpus,
-                           list(dict.fromkeys(bridges)))
-        if found is None:
-            return None
+        places = [(hit["doc_id"], hit["page"]) for hit in passages]
+        bridges = list(dict.fromkeys(hit["via"] for hit in hits if hit.get("via")))
+        rung, how = "gap", "the name that fills the question's gap on the pages read"
+        if (found := gap_answer(state.question, places, self.corpus, bridges)) is None:
+            rung, how = "opening", "the page read that opens saying it is what the question asks for"
+            if (found := opening_answer(state.question, places, self.corpus)) is None:
+                return None
         state.show(hits)
         hit = next(hit for hit in passages if (hit["doc_id"], hit["page"]) == found.place)
         page = {**hit, "text": self.corpus.page_text(*found.place) or ""}
         read = answer_from_passages(state.question, [page], "", found.answer, [1], repair=False)
-        step = {"rung": "gap", "strategy": "gap: the name that fills the question's gap on the pages read",
-                "results": len(state.read_hits), "answer": read.answer, "filled": found.filled, "lm_call": False}
-        return self._settle(state, policy, "gap", step, state.read_hits, read, read.problem, found.grounding)
+        step = {"rung": rung, "strategy": f"{rung}: {how}", "results": len(state.read_hits), "answer": read.answer,
+                "filled": found.filled, "lm_call": False}
+        return self._settle(state, policy, rung, step, state.read_hits, read, read.problem, found.grounding)
 
     def _compare(self, state: "_Run", policy: Policy) -> dict | None:
         """The comparison rung, no LM: the question's parts compared on their own pages (`programs.comparison`),
