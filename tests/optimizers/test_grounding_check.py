@@ -75,5 +75,6 @@ def test_eval_grounding_counts_what_the_code_rungs_answer_and_how_often_rightly(
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["gap_answered_rate"] == pytest.approx(2 / 5, abs=1e-3)
     assert summary["gap_right_rate"] == pytest.approx(1 / 5, abs=1e-3)
+    assert summary["opening_answered_rate"] == 0.0  # no page opens as a type these questions ask for
     assert summary["comparison_answered_rate"] == pytest.approx(2 / 5, abs=1e-3)
     assert summary["comparison_right_rate"] == pytest.approx(1 / 5, abs=1e-3)
