@@ -38,8 +38,8 @@ from ferret.optimizers.metrics import answer_correct
 from ferret.optimizers.retrieval import search
 from ferret.programs.comparison import compare
 from ferret.programs.gap import gap_answer
-from ferret.programs.opening import opening_answer
 from ferret.programs.grounding import LEVELS, ground, stems
+from ferret.programs.opening import opening_answer
 from ferret.programs.passage_answer import asks_yes_no
 from ferret.programs.verify import same_number
 

@@ -324,8 +324,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
 
     def _gap(self, state: "_Run", policy: Policy, hits: list[dict]) -> dict | None:
         """The gap rung, no LM: the one name that fills the question's gap on the pages of the passages read
-        and of the hops rung's, and grounds there (`programs.gap`), or, when none does, the opening rung's
-        name: the page's that opens saying it is what the question asks for (`programs.opening`); settled
+        and of the hops rung's, and grounds there (`programs.gap`), or, when none does, the opening rung's:
+        the name of the page read that opens saying it is what the question asks for (`programs.opening`); settled
         as a read's answer with that grounding; None, with nothing recorded, when no name or several do."""
         passages = state.read_hits + hits
         places = [(hit["doc_id"], hit["page"]) for hit in passages]

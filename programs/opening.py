@@ -10,11 +10,12 @@ usually referred to as Mr. Smithers or simply Smithers, is a recurring fictional
 0.5B reader answers such questions with the film's two stars, or with the episode's own opening.
 
 `opening_answer` is the name a page opens with (before its parenthesis, its aside or its "is a"), when
-its page, or a sentence of another page read that prints its title, names one of the question's names
-other than its type words ("Grey's Anatomy", not "Canadian"), and the page opens saying it is of the asked type (the question's type words up to its noun,
-"Canadian actress", "recurring character", in the head of its "is a" clause), and the name adds to the
-question (not the question's own subject). Of several such pages, the one whose words and the sentences
-of the other pages that print its title name the most of the question's words; none when two tie. Its grounding is the opening sentence. The
+the page opens saying it is of the asked type (the question's type words up to its noun, "Canadian
+actress", "recurring character", in the head of its "is a" clause), the page or a sentence of another
+page read that prints its title names one of the question's names other than its type words ("Grey's
+Anatomy", not "Canadian"), and the name adds to the question (not the question's own subject). Of
+several such pages, the one whose words and the sentences of the other pages that print its title name
+the most of the question's words; none when two tie. Its grounding is the opening sentence. The
 iterative program tries it after the gap rung (`programs.gap`) finds no name, before the hops read.
 """
 from __future__ import annotations
@@ -32,7 +33,7 @@ TYPE_WORDS = 3  # words after "which" or "what" that may say the type asked for 
 NAME_WORDS = 6  # a longer opening before its "is a" is a sentence, not a name
 _ASKED = re.compile(r"\b(?:which|what)\s+([\w'’-]+(?:\s+[\w'’-]+){0,%d})" % (TYPE_WORDS - 1), re.IGNORECASE)
 _HEAD_ENDS = re.compile(r"[,;:(]|\s(?:who|which|that|whose|where|known|based|in|of|from|for|with|by|and|on|at)\s")
-_CHOICE = re.compile(r"\bor\b", re.IGNORECASE)  # "Which singer is American, Mark King or Nick Hexum?": the comparison's
+_CHOICE = re.compile(r"\bor\b", re.IGNORECASE)  # "Which singer is American, Mark King or Nick Hexum?" is a comparison
 # "<Name> (born ...), usually referred to as ..., is a <what it is>." on the page's first line
 _OPENING = re.compile(r"""\s*["“]?(?P<name>[A-Z][^(),"”\n]*?)["”]?\s*(?:\([^)\n]*\)\s*)?(?:,[^,\n]{0,80},\s*)?"""
                       r"""(?:is|was)\s+(?:an?|the|one of the)\s+(?P<what>[^.\n]{3,200})""")
@@ -68,9 +69,10 @@ def opening_type(opening_what: str, wanted: list[str]) -> bool:
 
 
 def opening_answer(question: str, places: Sequence[tuple[str, int]], corpus) -> GapAnswer | None:
-    """The one name, of the pages `places` (doc_id, page) of `corpus`, whose page opens (after its title's line) saying it is of the
-    question's asked type and names what the question names (module doc); None for a yes/no or amount
-    question, a choice between named things ("A or B"), a question that asks no type, or when no page or several do."""
+    """The one name, of the pages `places` (doc_id, page) of `corpus`, whose page opens (after its title's
+    line) saying it is of the question's asked type and names what the question names (module doc); None
+    for a yes/no or amount question, a choice between named things ("A or B"), a question that asks no
+    type, or when no page or several do."""
     wanted = asked_type(question)
     if not wanted or asks_yes_no(question) or asks_number(question) or _CHOICE.search(question):
         return None
