@@ -41,6 +41,12 @@ def load_text_file(path: Path, doc_id: str) -> ParsedDocument:
     return ParsedDocument(doc_id, path.name, "text", title, pages, content_hash(raw))
 
 
+def without_title(text: str, title: str) -> str:
+    """A passage page's text without the title `load_passages` prints above it as its first line."""
+    first, _, rest = text.strip().partition("\n")
+    return rest if rest and title.strip() and first.strip() == title.strip() else text
+
+
 def load_passages(path: Path, id_prefix: str = "") -> list[ParsedDocument]:
     """One ParsedDocument per passage of a JSON or JSONL collection."""
     records = _read_records(path)

@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 
 from ferret.corpus.hops import parts, title_name
+from ferret.corpus.passages import without_title
 from ferret.corpus.words import STOPWORDS
 from ferret.programs.passage_answer import ARTICLE, asks_yes_no
 from ferret.signatures.types import Finding
@@ -120,8 +121,7 @@ def _side(corpus, name: str, bucket: str | None, doc_id: str | None) -> Side | N
         title = title_name(hit.get("title") or hit["doc_id"])
         if _plain(title) == wanted:
             text = corpus.page_text(hit["doc_id"], hit["page"]) or ""
-            lines = text.strip().split("\n", 1)
-            body = lines[1] if len(lines) > 1 and lines[0].strip() == (hit.get("title") or "").strip() else text
+            body = without_title(text, hit.get("title") or "")
             opening = next((s for s in _SENTENCE_END.split(body.strip()) if _roots(s) - _roots(title)), "")
             return Side(title, {**hit, "text": body}, opening)
     return None

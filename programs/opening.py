@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 
 from ferret.corpus.hops import names, title_name
+from ferret.corpus.passages import without_title
 from ferret.corpus.words import STOPWORDS
 from ferret.programs.gap import GapAnswer
 from ferret.programs.grounding import GROUNDED, SENTENCE, Grounding, asks_number, stems
@@ -78,15 +79,15 @@ def opening_answer(question: str, places: Sequence[tuple[str, int]], corpus) -> 
         return None
     places = list(dict.fromkeys(places))
     texts = {place: corpus.page_text(*place) or "" for place in places}
-    asked, kind = stems(question), stems(" ".join(wanted))
-    subjects = [named for named in map(stems, names(question)) if named - kind]  # "Canadian" is the type, not a subject
+    asked, kind, named = stems(question), stems(" ".join(wanted)), [stems(name) for name in names(question)]
+    subjects = [name for name in named if name - kind]  # "Canadian" is the type, not a subject
     found = {}
     for place, text in texts.items():
-        opening = _OPENING.match(text.removeprefix(place[0]).lstrip("\n") if text.startswith(place[0] + "\n") else text)
+        opening = _OPENING.match(without_title(text, place[0]))
         if opening is None or len(opening["name"].split()) > NAME_WORDS or not opening_type(opening["what"], wanted):
             continue
         name = opening["name"].strip()
-        if not stems(name) - asked or any(stems(name) <= stems(said) for said in names(question)):
+        if not stems(name) - asked or any(stems(name) <= subject for subject in named):
             continue  # the question's own subject
         said = _named_with(place, texts)
         if any(subject <= said for subject in subjects):

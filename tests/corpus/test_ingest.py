@@ -13,6 +13,7 @@ import pytest
 from ferret.corpus import ingest as ingest_module
 from ferret.corpus import shards as shards_module
 from ferret.corpus.ingest import ingest, ingest_bucket_folder
+from ferret.corpus.passages import without_title
 from ferret.corpus.pdf import IngestError
 from ferret.corpus.store import Store
 from ferret.corpus.tools import Corpus
@@ -249,6 +250,10 @@ def test_passage_collections_ingest_as_they_are(tmp_path):
     assert (total["label"], total["value"], total["value_text"]) == ("Total sales", 1496.5, "$1,496.5")
     assert total["fields"]["Years Ended September 30, 2018"] == "$1,202.9"
     assert corpus.annotations_search("qty")[0]["label"] == "Quantity"
+    # the title printed above a passage's text is its first line, and `without_title` takes it off
+    page = corpus.page_text("n1", 1)
+    assert page.startswith("Note one\n") and without_title(page, "Note one") == "Quantity: 12"
+    assert without_title(page, "Note two") == page and without_title("Quantity: 12", "Quantity: 12") == "Quantity: 12"
 
 
 def test_a_second_ingest_into_one_index_waits_for_the_first_and_searches_see_the_last_commit(tmp_path):
