@@ -13,14 +13,9 @@ computed value is grounded through its operands, which the gold does not give), 
   question's top 5 hybrid passages (what one read sees) that are not gold pages, grounded on all those
   pages: a read that copies a name from the wrong page. `retrieved_gold_grounded_rate`: the gold answer
   grounded on those pages, over the questions whose top 5 hold a gold page.
-- `gap_answered_rate`, `gap_right_rate`: how often the iterative program's gap rung (`programs.gap`)
-  answers, in code, from the pages of the question's top 5 hybrid passages and of its top 5 multi-hop
-  passages (`corpus.hops.hop_search`, what its first read and hops rung see), and answers rightly
-  (`metrics.answer_correct`): the rung's reach and its precision, without an LM.
-- `opening_answered_rate`, `opening_right_rate`: the same for its opening rung (`programs.opening`),
-  tried on those pages when the gap rung does not answer.
-- `comparison_answered_rate`, `comparison_right_rate`: the same for its comparison rung
-  (`programs.comparison`), which reads each compared name's own page.
+- `comparison_answered_rate`, `comparison_right_rate`: how often the iterative program's comparison rung
+  (`programs.comparison`), which reads each compared name's own page, answers in code, and answers
+  rightly (`metrics.answer_correct`): the rung's reach and its precision, without an LM.
 """
 from __future__ import annotations
 
@@ -30,16 +25,14 @@ from pathlib import Path
 
 import dspy
 
-from ferret.corpus.hops import hop_search, names
+from ferret.corpus.hops import names
 from ferret.corpus.numbers import number_spans
 from ferret.corpus.tools import Corpus
 from ferret.optimizers.datasets import load_dataset, prepare_index, split
 from ferret.optimizers.metrics import answer_correct
 from ferret.optimizers.retrieval import search
 from ferret.programs.comparison import compare
-from ferret.programs.gap import gap_answer
 from ferret.programs.grounding import LEVELS, ground, stems
-from ferret.programs.opening import opening_answer
 from ferret.programs.passage_answer import asks_yes_no
 from ferret.programs.verify import same_number
 
@@ -84,18 +77,6 @@ def retrieved_pages(example, corpus: Corpus) -> list[tuple[str, int]]:
     return list(dict.fromkeys((hit["doc_id"], hit["page"]) for hit in hits))
 
 
-def _gap_answered(example, corpus: Corpus, retrieved: list[tuple[str, int]]) -> tuple[str, str]:
-    """The gap rung's answer over the retrieved pages and those of the question's multi-hop passages, and
-    the opening rung's when the gap rung has none ("" for none)."""
-    hops = hop_search(corpus, example.question, READ_K, doc_id=_doc_id(example, corpus))
-    places = retrieved + [(hit["doc_id"], hit["page"]) for hit in hops.hits]
-    bridges = list(dict.fromkeys(hit["via"] for hit in hops.hits if hit.get("via")))
-    if found := gap_answer(example.question, places, corpus, bridges):
-        return found.answer, ""
-    found = opening_answer(example.question, places, corpus)
-    return "", found.answer if found else ""
-
-
 def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, split_name: str = "dev",
                        limit: int | None = None, seed: int = 0) -> dict:
     """The gold and distractor grounding rates (module docstring) over the split's questions."""
@@ -107,7 +88,7 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
         prepare_index(files, Path(index_dir))
     corpus = Corpus(index_dir)
     counts = {name: Counter() for name in ("gold", "distractor", "retrieved_gold", "retrieved_distractor")}
-    rungs = Counter()  # the code rungs' answers: ("gap", "opening" or "comparison", "answered" or "right")
+    rungs = Counter()  # the code rungs' answers: ("comparison", "answered" or "right")
     for example in chosen:
         rng = random.Random(f"{seed}:{example.id}")
         pages, retrieved = gold_pages(example, corpus), retrieved_pages(example, corpus)
@@ -116,11 +97,10 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
         if set(pages) & set(retrieved):
             counts["retrieved_gold"][ground(example.question, answer, None, retrieved, corpus).level] += 1
         compared = compare(example.question, corpus, doc_id=_doc_id(example, corpus))
-        gap, opening = _gap_answered(example, corpus, retrieved)
-        for rung, said in (("gap", gap), ("opening", opening), ("comparison", compared and compared.answer)):
-            if said:
-                rungs[rung, "answered"] += 1
-                rungs[rung, "right"] += answer_correct(example, dspy.Prediction(status="answer", answer=said)) == 1.0
+        if compared and compared.answer:
+            rungs["comparison", "answered"] += 1
+            rungs["comparison", "right"] += answer_correct(
+                example, dspy.Prediction(status="answer", answer=compared.answer)) == 1.0
         if asks_yes_no(example.question):
             continue
         on_gold_pages = "\n".join(corpus.page_text(*page) or "" for page in pages)
@@ -137,7 +117,6 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
             result[f"{name}_n"] = total
         for level in reversed(LEVELS):
             result[f"{name}_{level}_rate"] = round(counted[level] / total, 4) if total else 0.0
-    for rung in ("gap", "opening", "comparison"):
-        for name in ("answered", "right"):
-            result[f"{rung}_{name}_rate"] = round(rungs[rung, name] / len(chosen), 4) if chosen else 0.0
+    for name in ("answered", "right"):
+        result[f"comparison_{name}_rate"] = round(rungs["comparison", name] / len(chosen), 4) if chosen else 0.0
     return result

@@ -54,7 +54,7 @@ def test_a_distractor_is_a_value_of_the_golds_kind_that_is_not_the_gold():
     assert gold_text(["2019", "2018"]) == "2019 and 2018"
 
 
-def test_eval_grounding_counts_what_the_code_rungs_answer_and_how_often_rightly(hop_corpus, tmp_path, monkeypatch, capsys):
+def test_eval_grounding_counts_what_the_comparison_rung_answers_and_how_often_rightly(hop_corpus, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FERRET_HOME", str(tmp_path))
     evidence = [{"doc_id": "Maximum Overdrive"}]
     questions = [{"id": "h1", "question": "Maximum Overdrive is a horror picture written and made by whom?",
@@ -73,8 +73,6 @@ def test_eval_grounding_counts_what_the_code_rungs_answer_and_how_often_rightly(
     assert main(["eval", "--grounding", "--dataset", "jsonl", "--data", str(qa), "--index", str(hop_corpus.store.dir),
                  "--split", "all", "--json", "--no-track"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert summary["gap_answered_rate"] == pytest.approx(2 / 5, abs=1e-3)
-    assert summary["gap_right_rate"] == pytest.approx(1 / 5, abs=1e-3)
-    assert summary["opening_answered_rate"] == 0.0  # no page opens as a type these questions ask for
+    assert not any(key.startswith(("gap_", "opening_")) for key in summary)  # those rungs are gone
     assert summary["comparison_answered_rate"] == pytest.approx(2 / 5, abs=1e-3)
     assert summary["comparison_right_rate"] == pytest.approx(1 / 5, abs=1e-3)
