@@ -22,8 +22,8 @@ def _result(question: str, corpus: Corpus, accept: str, confirm: dspy.Predict, a
     """The baseline's outcome: its answer stated when grounded at `accept` or better (a text value confirmed
     by `confirm`), else a "fail" with the answer as the unconfirmed candidate (`programs.grounding`)."""
     places = [(c.doc_id, c.page) for c in check.citations]
-    grounding = confirmed(confirm, question, answer, ground(question, answer, None, places, corpus), accept,
-                          corpus, places) if answer else Grounding(UNSUPPORTED, "")
+    grounding = confirmed(confirm, question, answer, ground(question, answer, None, places, corpus), accept) \
+        if answer else Grounding(UNSUPPORTED, "")
     citation_levels(check.citations, grounding)
     status, answer, reason, candidate = settle("answer" if answer else "fail", answer,
                                                reason or ("" if answer else "no answer in what was retrieved"), grounding, accept)

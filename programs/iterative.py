@@ -1,11 +1,10 @@
 """The iterative retriever: one looping dspy.Module whose steps are typed signatures.
 
-question → table rung, no LM: a change, percentage change or average between two years of the one table
-  row the question names is written in code from the row's cells (`programs.row_arithmetic`), or a
-  filing's metric of a fiscal year from its statements' line items (`programs.statement_metric`: "FY2020
-  DPO", "FY2019 total inventories"), or a verdict on its trend or sign ("Does Adobe have an improving
-  operating margin profile as of FY2022?"), and settled like a read's calculation (no LM call at all when
-  it grounds); when it does not, its failure is recorded and the program goes on
+question → table rung, no LM (`programs.table_rung`): a change, percentage change or average between
+  two years of the one table row the question names, or a filing's metric of a fiscal year from its
+  statements' line items, or a verdict on its trend or sign, computed in code and settled like a read's
+  calculation (no LM call at all when it grounds); when it does not, its failure is recorded and the
+  program goes on
 → Router (intent, search terms, subqueries, route)
 → a list or aggregate question on the structured route is answered in code from annotations
   (`programs.structured`: filters widened when empty, an overload asks to narrow); when even that
@@ -19,23 +18,12 @@ question → table rung, no LM: a change, percentage change or average between t
   with nothing said missing, ends the question (Router + read: 2 calls).
   Otherwise the values it read are kept as findings, its failure is recorded with the reason, and the
   ladder goes on without repeating its search (`Attempt.first_rung`).
-→ comparison rung, no LM, before the hops search of a question that sets named things side by side:
-  which came first (the earliest year each one's own page opens with), whether both are what the
-  question says (each page's opening sentence names it, or one's does and another's does not), whether
-  they share a province or a nationality, what they have in common (the words their openings share),
-  settled with the comparison's own grounding (`programs.comparison`)
-→ hops rung, when the first read did not answer, or instead of it when the question needs a second hop
-  (`corpus.hops.hop_needed`: it compares named things, or names a thing through another): the same read
-  of the passages of a multi-hop search in code, no LM (`corpus.hops.hop_search`: the question's top
-  passages, then those of the bridge names they print and of each compared name), skipped when it
-  finds no passage the first read did not read.
-  Before that read, the gap rung, no LM: the one name that fills the question's gap (where its
-  wh-word stands, between its own words: "graduated from what school?" and "... graduated from Hebron
-  Academy.") on the pages of the passages read and found, and grounds there, is the answer
-  (`programs.gap`); the 0.5B reader paraphrases such sentences, or answers with another of their names.
-  When no name fills it, the opening rung: the name a page read opens with when its opening says it is
-  of the type the question asks for ("which Canadian actress": "Sandra Miju Oh (born ...) is a Canadian
-  actress known for ...") and it is tied to what the question names (`programs.opening`).
+→ hops rung, when the first read did not answer: the same read of the passages of a multi-hop search
+  in code, no LM (`corpus.hops.hop_search`: the question's top passages, then those of the bridge names
+  they print and of each compared name), skipped when it finds no passage the first read did not read.
+  With the small-model profile (`programs.repairs`: the embedded models only) a question worded as a
+  comparison or a bridge (`corpus.hops.hop_needed`) skips the first read for the hops read, and a
+  comparison is first tried in code on each part's own page (`programs.comparison`, no LM).
 → loop (the reads are the first of `max_iterations`):
     shopping item → the strategy's search (the item's words; for the question itself the label
     search of "annotations" uses the Router's entities and topic terms instead)
@@ -80,15 +68,13 @@ from ferret.corpus.tools import Corpus
 from ferret.programs.arithmetic import SUM_ASKED, operations
 from ferret.programs.comparison import compare
 from ferret.programs.confirm import confirmed
-from ferret.programs.gap import gap_answer
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
-from ferret.programs.opening import opening_answer
-from ferret.programs.passage_answer import PassageAnswer, answer_from_passages, computed_answer
+from ferret.programs.passage_answer import PassageAnswer, answer_from_passages
 from ferret.programs.repairs import repairs_on, step_lm
-from ferret.programs.row_arithmetic import named_rows, row_calculation, row_passage
+from ferret.programs.row_arithmetic import named_rows, row_passage
 from ferret.programs.result import check_input, error_text, measured, outcome
 from ferret.programs.settings import SavedSettings
-from ferret.programs.statement_metric import statement_calculation, statement_verdict, verdict_answer
+from ferret.programs.table_rung import table_read
 from ferret.programs.strategy import Attempt, Policy, Strategy, ladder
 from ferret.programs.structured import (ROW_LIMIT, answer_from_annotations, asked_aggregate, asked_list, grounded, item_words,
                                         nothing_matched, table_query, year_filter)
@@ -203,14 +189,14 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                 return self._result(state, table.outcome)
             rungs = [rung for rung in rungs if rung.method != "annotations"]  # widened and still empty
         policy = Policy(rungs)
-        why = hop_needed(question)  # then the read waits for the hop: a one-hop read would answer from half the way
+        # the small-model profile: a question worded as a comparison or a bridge waits for the hops (a 0.5B read
+        # answers from half the way), and a comparison is first tried in code
+        why = hop_needed(question) if repairs_on(self.repairs, step_lm(self.read)) else ""
         if not why and (read := self._read(state, policy, *self._question_hits(state, decision.route))) is not None:
             return self._result(state, read, rerank=False)
         if why and (compared := self._compare(state, policy)) is not None:
             return self._result(state, compared, rerank=False)
         hits = self._hop_hits(state, why)
-        if (gap := self._gap(state, policy, hits)) is not None:
-            return self._result(state, gap, rerank=False)
         if hits and (read := self._read(state, policy, hits, "hops")) is not None:
             return self._result(state, read, rerank=False)
         subqueries = [q for q in decision.subqueries if _is_item(q)] if decision.intent in ("compute", "compare") else []
@@ -322,27 +308,6 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                            **({} if new else {"skipped": "no passage the first read did not read"})})
         return hops.hits if new else []
 
-    def _gap(self, state: "_Run", policy: Policy, hits: list[dict]) -> dict | None:
-        """The gap rung, no LM: the one name that fills the question's gap on the pages of the passages read
-        and of the hops rung's, and grounds there (`programs.gap`), or, when none does, the opening rung's:
-        the name of the page read that opens saying it is what the question asks for (`programs.opening`); settled
-        as a read's answer with that grounding; None, with nothing recorded, when no name or several do."""
-        passages = state.read_hits + hits
-        places = [(hit["doc_id"], hit["page"]) for hit in passages]
-        bridges = list(dict.fromkeys(hit["via"] for hit in hits if hit.get("via")))
-        rung, how = "gap", "the name that fills the question's gap on the pages read"
-        if (found := gap_answer(state.question, places, self.corpus, bridges)) is None:
-            rung, how = "opening", "the page read that opens saying it is what the question asks for"
-            if (found := opening_answer(state.question, places, self.corpus)) is None:
-                return None
-        state.show(hits)
-        hit = next(hit for hit in passages if (hit["doc_id"], hit["page"]) == found.place)
-        page = {**hit, "text": self.corpus.page_text(*found.place) or ""}
-        read = answer_from_passages(state.question, [page], "", found.answer, [1], repair=False)
-        step = {"rung": rung, "strategy": f"{rung}: {how}", "results": len(state.read_hits), "answer": read.answer,
-                "filled": found.filled, "lm_call": False}
-        return self._settle(state, policy, rung, step, state.read_hits, read, read.problem, found.grounding)
-
     def _compare(self, state: "_Run", policy: Policy) -> dict | None:
         """The comparison rung, no LM: the question's parts compared on their own pages (`programs.comparison`),
         settled as a read's answer whose grounding is the comparison's: each part's value printed in its
@@ -382,30 +347,14 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         return self._settle(state, policy, "read", step, hits, read, reason)
 
     def _table(self, state: "_Run") -> dict | None:
-        """The table rung, before the Router and any read, written in code (no LM) and settled as a read's
-        calculation: a change, percentage change or average of the one table row the question names,
-        between its two years, its two cells asked "respectively", or the year of its largest (smallest)
-        cell (`programs.row_arithmetic`), else a
-        filing's metric of a fiscal year over its statements' line items, else a verdict on that metric's
-        trend or sign (`programs.statement_metric`); None, with nothing recorded, when the question is
-        none of these."""
-        if (calculation := row_calculation(self.corpus, state.question, bucket=state.bucket, doc_id=state.doc_id)) is not None:
-            hits, expression, how = calculation.hits, calculation.expression or calculation.answer, "the question's row"
-            read = answer_from_passages(state.question, hits, calculation.expression, calculation.answer, [1], repair=False)
-        elif (metric := statement_calculation(self.corpus, state.question, state.doc_id)) is not None:
-            hits, expression, how = metric.hits, metric.expression or metric.answer, "the filing's line items"
-            read = computed_answer(state.question, expression, hits, metric.constants) if metric.expression else \
-                answer_from_passages(state.question, hits, "", metric.answer, [1])
-        elif (verdict := statement_verdict(self.corpus, state.question, state.doc_id)) is not None:
-            hits, how = verdict.hits, "the filing's line items, compared"
-            read = verdict_answer(state.question, verdict)
-            expression = read.computation
-        else:
+        """The table rung (`programs.table_rung`), before the Router and any read, settled as a read's
+        calculation; None, with nothing recorded, when the question is none of its kinds."""
+        if (table := table_read(self.corpus, state.question, state.bucket, state.doc_id)) is None:
             return None
-        state.show(hits)
-        step = {"rung": "table", "strategy": f"table: {how}, computed in code", "results": len(hits),
-                "calculation": expression, "answer": read.answer, "lm_call": False}
-        return self._settle(state, None, "table", step, hits, read, read.problem)
+        state.show(table.hits)
+        step = {"rung": "table", "strategy": f"table: {table.how}, computed in code", "results": len(table.hits),
+                "calculation": table.expression, "answer": table.read.answer, "lm_call": False}
+        return self._settle(state, None, "table", step, table.hits, table.read, table.read.problem)
 
     def _settle(self, state: "_Run", policy: Policy | None, name: str, step: dict, hits: list[dict],
                 read: PassageAnswer | None, reason: str, grounding: Grounding | None = None) -> dict | None:
@@ -456,7 +405,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         bridges = list(dict.fromkeys(hit["via"] for hit in state.read_hits if hit.get("via")))
         places = [(f.doc_id, f.page) for f in findings]
         grounding = ground(state.question, answer, values, places, self.corpus, computation, bridges)
-        return confirmed(self.confirm, state.question, answer, grounding, self.accept, self.corpus, places, bridges)
+        return confirmed(self.confirm, state.question, answer, grounding, self.accept)
 
     def _question_rows(self, state: "_Run") -> list[dict]:
         """At most READ_ROWS table rows whose label the question names (every word of it), each as a

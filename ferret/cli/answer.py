@@ -128,7 +128,6 @@ def _export(args) -> int:
 def _print_step(step: dict) -> None:
     detail = {"route": lambda s: s.get("route", s.get("error", "")),
               "read": lambda s: f"{s['strategy']} → {'answered' if s['succeeded'] else 'failed: ' + str(s['reason'])}",
-              "gap": lambda s: f"{s['answer']} → {'answered' if s['succeeded'] else 'failed: ' + str(s['reason'])}",
               "comparison": lambda s: f"{'; '.join(s['values'])}: {s['answer']} → {'answered' if s['succeeded'] else 'failed: ' + str(s['reason'])}",
               "table": lambda s: f"{s['calculation']} → {'answered' if s['succeeded'] else 'failed: ' + str(s['reason'])}",
               "hops": lambda s: f"{s['why']}; bridges {', '.join(s['bridges']) or 'none'}" + (f"; parts {', '.join(s['parts'])}" if s["parts"] else "")

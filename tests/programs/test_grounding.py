@@ -12,7 +12,6 @@ from ferret.corpus.tools import Corpus
 from ferret.cli import main
 from ferret.programs.baselines import OneShotRAG
 from ferret.programs.confirm import confirmed
-from ferret.programs.gap import fills_the_gap
 from ferret.programs.display import citation_mark, grounding_lines
 from ferret.programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, ground, numbers_only, settle
 from ferret.programs.lm import answering
@@ -325,26 +324,6 @@ def test_a_grounded_name_the_model_does_not_confirm_is_on_the_page_only():
     assert kept == grounding and not_asked == grounding
     assert engine.steps() == ["confirm", "confirm"]
     assert engine.calls[0][1]["passage"] == grounding.sentence and engine.calls[0][1]["proposed_answer"] == "New York"
-
-
-@pytest.mark.parametrize("answer, fills", [
-    ("Mad About You", True), ('The sitcom "Mad About You".', True),
-    ("the sitcom", False), ("About You", False),  # a type word, or part of the name: not the whole phrase
-    ("Carol Connelly", False)])  # another name of the sentence
-def test_an_answer_printed_in_the_questions_gap_is_grounded_without_asking_the_model(answer, fills):
-    """Between the question's own words ("starred in what for seven years?"), the sentence prints the answer;
-    the model is asked only about a name printed elsewhere in it."""
-    sentence = ('Helen Hunt is an American actress. She starred in the sitcom "Mad About You" for seven years, '
-                "and played Carol Connelly in a film.")
-    passage = _Passage(f"Helen Hunt\n{sentence}")
-    question = "The film features an American actress who starred in what for seven years?"
-    grounding = ground(question, answer, None, [("Helen Hunt", 1)], passage)
-    assert grounding.level == GROUNDED and "starred" in grounding.sentence
-    assert fills_the_gap(question, grounding.sentence, answer) is fills
-    lm, engine = scripted_lm({"confirm": {"answers_question": False}})
-    with answering(lm):
-        level = confirmed(dspy.Predict(ConfirmAnswer), question, answer, grounding, GROUNDED).level
-    assert (level, engine.steps()) == ((GROUNDED, []) if fills else (ON_PAGE, ["confirm"]))
 
 
 def test_oneshot_states_a_text_answer_only_when_the_model_confirms_it_and_never_asks_about_a_number(small_corpus):

@@ -450,7 +450,7 @@ def test_a_question_through_a_bridge_reads_the_bridge_page_found_in_code(hop_cor
     """The Leland page names the film; the film's page, which the question's own search does not rank in
     its top 3, is searched in code and read: one read (and the model's confirmation of the name it
     grounds), answered by the hops rung."""
-    result, engine = run(hop_corpus, {"read": KING}, question=BRIDGE_QUESTION, doc_id=None, read_k=3)
+    result, engine = run(hop_corpus, {"read": KING}, question=BRIDGE_QUESTION, doc_id=None, read_k=3, repairs=True)
     assert engine.steps() == ["route", "read", "confirm"]  # the hop comes before the read: no one-hop read first
     hops = steps_of(result, "hops")[0]
     assert "Maximum Overdrive" in hops["bridges"] and hops["why"].startswith("it names a thing through another")
@@ -464,7 +464,7 @@ def test_a_question_through_a_bridge_reads_the_bridge_page_found_in_code(hop_cor
 
 def test_a_comparison_reads_the_best_passage_of_each_part(hop_corpus):
     question = "Which band plays louder, The Exies or Circus Diablo?"  # no comparison the rung decides in code
-    result, engine = run(hop_corpus, {}, question=question, doc_id=None, read_k=2)
+    result, engine = run(hop_corpus, {}, question=question, doc_id=None, read_k=2, repairs=True)
     assert steps_of(result, "hops")[0]["parts"] == ["Exies", "Circus Diablo"] and not steps_of(result, "comparison")
     passages = inputs_of(engine, "read")[0]["passages"]
     assert "formed in Los Angeles in 1997" in passages and "supergroup put together in 2004" in passages
@@ -473,7 +473,7 @@ def test_a_comparison_reads_the_best_passage_of_each_part(hop_corpus):
 def test_the_comparison_rung_answers_which_came_first_in_code_from_each_parts_own_page(hop_corpus):
     """No read: the Router's call only; each band's page is cited with the year it prints, grounded."""
     question = "Which band was formed first, The Exies or Circus Diablo?"
-    result, engine = run(hop_corpus, {}, question=question, doc_id=None, read_k=2)
+    result, engine = run(hop_corpus, {}, question=question, doc_id=None, read_k=2, repairs=True)
     assert engine.steps() == ["route"]
     step = steps_of(result, "comparison")[0]
     assert step["lm_call"] is False and step["succeeded"] and step["values"] == ["The Exies: 1997 · p.1", "Circus Diablo: 2004 · p.1"]
@@ -499,18 +499,21 @@ def test_the_hops_rung_follows_a_first_read_that_did_not_answer(hop_corpus):
     assert engine.steps() == ["route", "read", "confirm"] and result.answered_by == "read"
 
 
-def test_the_gap_rung_reads_the_name_in_the_questions_gap_in_code_before_the_hops_read(hop_corpus):
-    """The first read paraphrases; the film's page prints the name where the question has its gap ("made by
-    whom?"): it is the answer, grounded and cited, with no second read and no confirmation."""
-    question = "Maximum Overdrive is a horror picture written and made by whom?"
-    paraphrase = {**KING, "answer": "A horror picture's writer and maker", "sources": [1]}
-    result, engine = run(hop_corpus, {"read": paraphrase}, question=question, doc_id=None, read_k=2)
-    assert engine.steps() == ["route", "read"]
-    gap = steps_of(result, "gap")[0]
-    assert gap["lm_call"] is False and gap["filled"] == ["Stephen King"] and gap["succeeded"]
-    assert result.status == "answer" and result.answer == "Stephen King" and result.answered_by == "gap"
-    assert result.grounding == "grounded" and result.citations_verified
-    assert result.citations[0]["doc_id"] == "Maximum Overdrive"
+@pytest.mark.parametrize("question, profile", [("Which band was formed first, The Exies or Circus Diablo?", "comparison"),
+                                               (BRIDGE_QUESTION, "hops")])
+def test_with_a_users_own_lm_no_phrasing_rule_answers_and_the_read_comes_first(hop_corpus, question, profile):
+    """The comparison rung and the wait for the hops are the small-model profile's: with an LM that is not
+    an embedded one (the scripted LM here), a comparison is not decided in code, and a question worded
+    through a bridge is read first, the hops read after that read fails, each answer the LM's."""
+    missing = {"calculation": {"expression": ""}, "answer": "", "sources": [], "missing": "not in these passages"}
+    result, engine = run(hop_corpus, {"read": [missing, missing]}, question=question, doc_id=None, read_k=2,
+                         max_iterations=2)
+    assert not steps_of(result, "comparison") and engine.steps()[:2] == ["route", "read"]
+    assert [step["rung"] for step in steps_of(result, "read")] == ["read", "hops"]
+    assert result.status == "fail" and result.answered_by == ""
+    on, _ = run(hop_corpus, {"read": [missing, missing]}, question=question, doc_id=None, read_k=2, max_iterations=2,
+                repairs=True)  # the profile on: the comparison answers in code, or the read waits for the hops
+    assert (on.answered_by if profile == "comparison" else steps_of(on, "read")[0]["rung"]) == profile
 
 
 def test_a_read_whose_name_the_model_does_not_confirm_goes_on_and_ends_unconfirmed(hop_corpus):
