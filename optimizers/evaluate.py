@@ -343,13 +343,15 @@ def _sha256(path: str | Path) -> str:
 
 
 def evaluate_search(dataset: str, data: str | Path, index: str | Path | None = None, limit: int | None = None,
-                    query_from: str = "question", track: bool = True, gold: str | None = None) -> dict:
+                    query_from: str = "question", track: bool = True, gold: str | None = None,
+                    split_name: str = "all") -> dict:
     """Retrieval only, no LM: recall@5, nDCG@10 and recall@100 of text, semantic and hybrid search, hops
-    and the long-text route (`optimizers.retrieval`), tracked as a run of program "retrieval"."""
+    and the long-text route (`optimizers.retrieval`) on the split's questions, tracked as a run of
+    program "retrieval"."""
     index = Path(index) if index else default_index(dataset)
-    result = evaluate_recall(dataset, data, index, limit=limit, query_from=query_from, gold=gold)
+    result = evaluate_recall(dataset, data, index, limit=limit, query_from=query_from, gold=gold, split_name=split_name)
     return _logged("retrieval", result, {"dataset": dataset, "data": str(data), "index": str(index),
-                                          "query_from": query_from, "limit": limit or "",
+                                          "split": split_name, "query_from": query_from, "limit": limit or "",
                                           "gold": gold or "all"}) if track else result
 
 

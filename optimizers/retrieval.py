@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ferret.corpus.hops import hop_search
 from ferret.corpus.tools import Corpus
-from ferret.optimizers.datasets import DATASETS, load_dataset, prepare_index
+from ferret.optimizers.datasets import DATASETS, load_dataset, prepare_index, split
 from ferret.optimizers.metrics import text_gold
 
 MODES = ("text", "semantic", "hybrid", "hops", "long_text")
@@ -70,10 +70,11 @@ def scores(ranked: list, gold: set, k: int) -> dict[str, float]:
 
 def evaluate_recall(dataset: str, data: str | Path, index_dir: str | Path, k: int = 5,
                     modes: tuple[str, ...] = MODES, query_from: str = "question", limit: int | None = None,
-                    gold: str | None = None) -> dict:
+                    gold: str | None = None, split_name: str = "all") -> dict:
     """Ingest the dataset's documents (a no-op when already there) and measure, per search mode,
     recall@k, recall_all@k, recall_any@k, ndcg@10 and recall@100 (keys "<mode>_<metric>"), averaged
-    over the examples that have evidence.
+    over the examples of the split `split_name` ("train", "dev", "test" or "all": `datasets.split`) that
+    have evidence; `limit` keeps the first N of them.
 
     query_from: "question", or "evidence" (the gold evidence text itself as the query: FinanceBench,
     or JSONL evidence that carries "text"). For "jsonl" nothing is ingested: the index must hold the
@@ -85,7 +86,7 @@ def evaluate_recall(dataset: str, data: str | Path, index_dir: str | Path, k: in
     examples, files = load_dataset(dataset, data)
     if gold is not None and gold not in GOLDS:
         raise ValueError(f"unknown gold kind {gold!r}; allowed: {', '.join(GOLDS)}")
-    examples = [example for example in examples if example.get("evidence")
+    examples = [example for example in split(examples, split_name) if example.get("evidence")
                 and (gold is None or text_gold(example) == (gold == "text"))]
     examples = examples[:limit] if limit else examples
     if query_from == "evidence" and not all(example.evidence[0].get("text") for example in examples):
@@ -96,7 +97,8 @@ def evaluate_recall(dataset: str, data: str | Path, index_dir: str | Path, k: in
         raise FileNotFoundError(f"index {index_dir} not found (ingest the {dataset} documents into it first)")
     corpus = Corpus(index_dir)
     known = set(corpus.doc_ids)
-    result: dict = {"dataset": dataset, "n": len(examples), "k": k, "query_from": query_from, "gold": gold or "all",
+    result: dict = {"dataset": dataset, "split": split_name, "n": len(examples), "k": k, "query_from": query_from,
+                    "gold": gold or "all",
                     "gold_docs_not_indexed": len({item["doc_id"] for example in examples
                                                   for item in example.evidence} - known)}
     if not examples:

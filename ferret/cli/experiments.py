@@ -17,7 +17,8 @@ def add_commands(commands) -> None:
     evaluate.add_argument("--compiled", help="a compiled program's JSON state to load")
     iterations_option(evaluate)
     long_text_option(evaluate)
-    evaluate.add_argument("--split", choices=["train", "dev", "test", "all"], default="dev")
+    evaluate.add_argument("--split", choices=["train", "dev", "test", "all"],
+                          help="the questions scored (datasets.split): default dev, and all with --retrieval")
     accept_option(evaluate)
     evaluate.add_argument("--limit", type=count(1, MAX_QUESTIONS), help="first N questions of the split")
     evaluate.add_argument("--threads", type=count(1, MAX_THREADS), default=1)
@@ -79,13 +80,13 @@ def _eval(args) -> int:
         with sigterm_as_interrupt():
             if args.retrieval:
                 summary = evaluate_search(args.dataset, args.data, args.index, args.limit, args.query_from,
-                                          track=not args.no_track, gold=args.gold)
+                                          track=not args.no_track, gold=args.gold, split_name=args.split or "all")
             elif args.grounding:
-                summary = evaluate_grounding_check(args.dataset, args.data, args.index, args.split, args.limit,
+                summary = evaluate_grounding_check(args.dataset, args.data, args.index, args.split or "dev", args.limit,
                                                    track=not args.no_track)
             else:
                 summary = evaluate(args.dataset, args.data, args.index, args.program, args.lm, args.compiled,
-                                   args.split, args.limit, args.threads, args.max_iterations, args.judge_lm,
+                                   args.split or "dev", args.limit, args.threads, args.max_iterations, args.judge_lm,
                                    progress=sys.stderr.isatty(), track=not args.no_track, ray=args.ray,
                                    workers=args.workers, accept=args.accept, repairs=args.repairs,
                                    long_text=args.long_text)

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from ferret.cli import main
 from ferret.optimizers import retrieval
 from ferret.optimizers.datasets import DATASETS, load_scifact
 from ferret.optimizers.retrieval import evaluate_recall, ndcg, page_level, ranked_units, recall, scores
@@ -80,9 +81,29 @@ def test_page_level_and_evidence_queries(small_corpus, tmp_path):
         '{"id": 3, "question": "No evidence given"}\n'
         '{"id": 4, "question": "What did the batteries cost?", "evidence": [{"doc_id": "missing"}]}\n')
     result = evaluate_recall("jsonl", questions, small_corpus.store.dir, k=1, modes=("text",))
-    assert result["n"] == 3 and result["gold_docs_not_indexed"] == 1
+    assert result["split"] == "all" and result["n"] == 3 and result["gold_docs_not_indexed"] == 1
     assert result["text_recall@1"] == result["text_recall_any@1"] == 0.667
+    # By the hash of their ids: 1 is in dev, 2 in test, 3 (no evidence) and 4 in train.
+    parts = {name: evaluate_recall("jsonl", questions, small_corpus.store.dir, k=1, modes=("text",), split_name=name)
+             for name in ("train", "dev", "test")}
+    assert {name: (part["split"], part["n"], part["gold_docs_not_indexed"]) for name, part in parts.items()} == \
+           {"train": ("train", 1, 1), "dev": ("dev", 1, 0), "test": ("test", 1, 0)}
+    assert parts["train"]["text_recall@1"] == 0.0 and parts["dev"]["text_recall@1"] == 1.0
     with pytest.raises(ValueError, match="needs evidence text"):
         evaluate_recall("jsonl", questions, small_corpus.store.dir, query_from="evidence")
     with pytest.raises(FileNotFoundError, match="ingest the jsonl documents"):
         evaluate_recall("jsonl", questions, tmp_path / "no_index")
+
+
+def test_eval_retrieval_scores_the_split_asked_for(small_corpus, tmp_path, capsys):
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text('{"id": 1, "question": "When is revenue recognised?", "evidence": [{"doc_id": "report"}]}\n'
+                         '{"id": 2, "question": "Who sold the valve caps?", "evidence": [{"doc_id": "inv1"}]}\n')
+    ran = {}
+    for name in ("test", None):
+        chosen = ["--split", name] if name else []
+        assert main(["eval", "--retrieval", "--dataset", "jsonl", "--data", str(questions), "--index",
+                     str(small_corpus.store.dir), *chosen, "--no-track", "--json"]) == 0
+        ran[name] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (ran["test"]["split"], ran["test"]["n"]) == ("test", 1)  # question 2 only
+    assert (ran[None]["split"], ran[None]["n"]) == ("all", 2)  # without --split: every question
