@@ -32,7 +32,7 @@ from ferret.corpus.numbers import YEAR, number_spans, numbers_in
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, names_operation, operations
 from ferret.programs.passage_answer import asks_yes_no
-from ferret.programs.verify import answer_numbers, same_number
+from ferret.programs.verify import TOLERANCE, answer_numbers, same_number
 
 GROUNDED, ON_PAGE, UNSUPPORTED = "grounded", "on_page", "unsupported"
 LEVELS = (UNSUPPORTED, ON_PAGE, GROUNDED)  # weakest first
@@ -208,6 +208,8 @@ def computed_type(question: str, computation: str) -> str:
     if not computation:
         return ""
     asked, divides, subtracts = operations(question), "/" in computation, "-" in computation.lstrip(" (-")
+    if _RELATIVE.search(question):  # a growth rate is a percentage change
+        asked = asked | {"percentage", "change"}
     if {"percentage", "change"} <= asked and not (divides and subtracts):
         return f"the question asks for a percentage change, not {computation}"
     if "change" in asked and not asked & {"percentage", "ratio", "average"} and (divides or not subtracts) \
@@ -215,6 +217,103 @@ def computed_type(question: str, computation: str) -> str:
         return f"the question asks for a difference, not {computation}"
     if "ratio" in asked and not divides or "average" in asked and not (divides and "+" in computation):
         return f"the question asks for {'a ratio' if 'ratio' in asked else 'an average'}, not {computation}"
+    return ""
+
+
+# The unit, scale and sign a question names for its number (rules chosen on the train splits of FinanceBench
+# and TAT-QA: the words are those of any financial question, not of one set's templates).
+_ASKS_PERCENT = re.compile(r"\bpercent(?:ages?|s)?\b|\bper cent\b|(?<![\d.)\s])\s*%|^%|\bgrowth rates?\b|\bcagr\b|"
+                           r"\brates? of (?:growth|return|change)\b", re.IGNORECASE)  # not the "30%" a question gives
+_RELATIVE = re.compile(r"\bgrowth rates?\b|\bcagr\b|\brates? of (?:growth|change)\b", re.IGNORECASE)  # a change divided
+_ASKED_SCALE = re.compile(r"\bin (?:(?:usd|us\$|\$|eur|€|gbp|£)\s*)?(thousands|millions|billions)\b|"
+                          r"\bin (?:usd|us\$|\$|eur|€|gbp|£)\s*(thousand|million|billion|mn|bn|m)\b", re.IGNORECASE)
+_SCALE_OF = {"thousand": 1e3, "million": 1e6, "mn": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9}
+_PER_SHARE = re.compile(r"\bper (?:\w+ )?share\b|\beps\b", re.IGNORECASE)
+_SHARES = re.compile(r"\bshares\b", re.IGNORECASE)  # "shares used in computing earnings per share": a count
+_PAID = re.compile(r"\b(?:paid|pays?|paying|spent|spends?|spending)\b", re.IGNORECASE)  # an outflow, asked as an amount
+_SCALE_WORD = re.compile(r"(?:thousand|million|billion|trillion|bn|mn|[kmb])s?$", re.IGNORECASE)
+_PERCENT_AFTER = re.compile(r"\s*(?:%|percent\b|per cent\b|percentage points?\b|pp\b|points?\b)", re.IGNORECASE)
+MAX_AMOUNT = 1e12  # no amount a filing states reaches a trillion (of its currency): a larger one is in the wrong scale
+MAX_SMALL = 1000  # a percentage, or a per-share amount, is below a thousand
+
+
+def _printed(answer: str, question: str) -> list[tuple[float, bool, bool, bool]]:
+    """(number, percent, scaled, currency) of each number an answer states: printed with "%" (or
+    "percent", "points"), with a scale word ("million", "bn"), with a currency sign; years and the
+    question's own numbers aside."""
+    given = numbers_in(question)
+    found = []
+    for start, end, number in number_spans(answer):
+        text = answer[start:end]
+        if any(same_number(abs(number), abs(g)) for g in given) or (YEAR.fullmatch(text) and not _ASKS_YEAR.search(question)):
+            continue
+        found.append((number, "%" in text or bool(_PERCENT_AFTER.match(answer[end:])), bool(_SCALE_WORD.search(text)),
+                      bool(re.search(r"[$€£¥]", text) or re.search(r"\b(?:usd|eur|gbp|dollars?)\s*$", answer[:start], re.I))))
+    return found
+
+
+_IN_SCALE = re.compile(r"\bin\s+(thousands|millions|billions)\b", re.IGNORECASE)  # a page's "(In millions of U.S. dollars)"
+
+
+def _page_scale(question: str, answer: str, texts: Sequence[str]) -> str:
+    """Why a stated amount (no scale word) is not in the scale the question asks ("in USD billions")
+    though its grounding pages print it in theirs ("(In millions)"): 380.1 copied from a millions table
+    is no amount in billions, 0.3801 is. "" when it is, when the question names no scale, or when the
+    pages name none."""
+    scale = _ASKED_SCALE.search(question)
+    if not scale:
+        return ""
+    factor = _SCALE_OF[(scale[1] or scale[2]).lower().rstrip("s")]
+    pages = {_SCALE_OF[found.lower().rstrip("s")] for text in texts for found in _IN_SCALE.findall(text)}
+    printed = [number for text in texts for number in numbers_in(text)]
+    for number, percent, scaled, _ in _printed(answer, question):
+        if percent or scaled or not pages:
+            continue
+        quantity = abs(number) * factor
+        if not any(same_number(abs(number), abs(p)) and any(abs(quantity - abs(p) * f) <= TOLERANCE * quantity for f in pages | {1.0})
+                   for p in printed):
+            return f"the question asks for an amount {scale[0]}, the page prints {_format(abs(number))} in another scale"
+    return ""
+
+
+def asks_percent(question: str) -> bool:
+    """The question asks for a percentage (a share, a percentage change, a growth rate), not an amount
+    in a scale it names."""
+    return bool(_ASKS_PERCENT.search(question)) and not _ASKED_SCALE.search(question)
+
+
+def unit_type(question: str, answer: str, computation: str = "") -> str:
+    """Why the number an answer states has not the unit, scale or sign its question names ("" when it
+    has, or when the question names none): a percentage asked is printed as one, or is a number below a
+    thousand without a scale word or a currency; an amount asked in a scale ("in USD billions") is no
+    percentage, and read in that scale stays below a trillion (its number converted: 4,500 where
+    billions are asked is millions copied); a per-share amount is below a thousand, without a scale
+    word; an amount paid or spent is not negative; a growth rate computed divides. General over
+    financial questions: units, scales and signs, not one set's wording (chosen on the train splits)."""
+    printed = _printed(answer, question)
+    if not printed:
+        return ""
+    if asks_percent(question):
+        if not any(percent for _, percent, _, _ in printed):
+            if any(scaled or currency for _, _, scaled, currency in printed):
+                return "the question asks for a percentage, the answer is an amount"
+            if any(abs(number) >= MAX_SMALL for number, _, _, _ in printed):
+                return "the question asks for a percentage, the answer is a value in the thousands"
+        if computation and _RELATIVE.search(question) and "/" not in computation:
+            return f"the question asks for a growth rate, not {computation}"
+        return ""
+    if scale := _ASKED_SCALE.search(question):
+        factor = _SCALE_OF[(scale[1] or scale[2]).lower().rstrip("s")]
+        if any(percent for _, percent, _, _ in printed):
+            return f"the question asks for an amount in {scale[0][3:]}, the answer is a percentage"
+        if any(abs(number if scaled else number * factor) >= MAX_AMOUNT for number, _, scaled, _ in printed):
+            return f"the question asks for an amount {scale[0]}, the answer is in another scale"
+    if _PER_SHARE.search(question) and not _SHARES.search(_PER_SHARE.sub(" ", question)):
+        if any(scaled or abs(number) >= MAX_SMALL for number, _, scaled, _ in printed):
+            return "the question asks for a per-share amount, the answer is a total"
+    if _PAID.search(question) and "change" not in operations(question) and \
+            any(number < 0 for number, _, _, _ in printed):
+        return "the question asks for an amount paid, the answer is negative"
     return ""
 
 
@@ -228,7 +327,21 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
     `computation`); else those the answer states (`stated_numbers`) when the question asks for a number
     or a year or the answer is one; else its words. `bridges`: the names through which a multi-hop
     search reached its pages (`corpus.hops`); a context naming one is about the question as if it named
-    the question's words."""
+    the question's words. A number of another unit, scale or sign than the question names (`unit_type`)
+    is `on_page` at most, however well its operands ground."""
+    result = _ground(question, answer, values, pages, corpus, computation, bridges)
+    numeric = computation or values is not None or asks_number(question) or numbers_only(answer)
+    if result.level == GROUNDED and numeric and not asks_yes_no(question) and (
+            wrong := unit_type(question, answer, computation) or (not computation and _page_scale(question, answer, [
+                corpus.page_text(*place) or "" for place, level in result.pages.items() if level == GROUNDED]))):
+        result.level, result.reason, result.sentence = ON_PAGE, wrong, ""
+        result.pages = {place: ON_PAGE if level == GROUNDED else level for place, level in result.pages.items()}
+    return result
+
+
+def _ground(question: str, answer: str, values: Sequence[float] | None, pages: Sequence[tuple[str, int]],
+            corpus, computation: str = "", bridges: Sequence[str] = ()) -> Grounding:
+    """`ground` but the unit check."""
     # a verdict computed in code ("No. It fell from 36.8 in FY2021 to 34.6 in FY2022."): its computation is a
     # difference whatever it compares, and its operands, not a sentence, ground it, in the years it names
     verdict = bool(computation) and bool(asks_direction(question)) and bool(_VERDICT_START.match(answer))
