@@ -13,6 +13,11 @@ computed value is grounded through its operands, which the gold does not give), 
   question's top 5 hybrid passages (what one read sees) that are not gold pages, grounded on all those
   pages: a read that copies a name from the wrong page. `retrieved_gold_grounded_rate`: the gold answer
   grounded on those pages, over the questions whose top 5 hold a gold page.
+- `table_taken_rate`, `table_grounded_rate`, `table_right_rate`: over every question of the split with an
+  answer (arithmetic ones too: `table_n`), how often the table rung (`programs.table_rung.table_read`,
+  in the question's document when it names one) reads an answer without a problem, how often that answer
+  grounds (`ground` on its findings' pages, a calculation's operands its findings' numbers, as the
+  iterative program grounds it), and how often it is right (`metrics.answer_correct`).
 - `comparison_answered_rate`, `comparison_right_rate`: how often the iterative program's comparison rung
   (`programs.comparison`), which reads each compared name's own page, answers in code, and answers
   rightly (`metrics.answer_correct`): the rung's reach and its precision, without an LM.
@@ -32,9 +37,10 @@ from ferret.optimizers.datasets import load_dataset, prepare_index, split
 from ferret.optimizers.metrics import answer_correct
 from ferret.optimizers.retrieval import search
 from ferret.programs.comparison import compare
-from ferret.programs.grounding import LEVELS, ground, stems
+from ferret.programs.grounding import GROUNDED, LEVELS, ground, stems
 from ferret.programs.passage_answer import asks_yes_no
-from ferret.programs.verify import same_number
+from ferret.programs.table_rung import table_read
+from ferret.programs.verify import finding_number, same_number
 
 MIN_DISTRACTOR = 10  # smaller printed numbers are mostly footnote marks and list numbers
 READ_K = 5  # the passages one read sees
@@ -77,13 +83,27 @@ def retrieved_pages(example, corpus: Corpus) -> list[tuple[str, int]]:
     return list(dict.fromkeys((hit["doc_id"], hit["page"]) for hit in hits))
 
 
+def table_outcome(example, corpus: Corpus) -> tuple[bool, bool, bool]:
+    """(taken, grounded, right) of the table rung's read of the question: it read an answer without a
+    problem; that answer grounds, as the iterative program grounds it; it is right."""
+    found = table_read(corpus, example.question, bucket=example.get("bucket"), doc_id=_doc_id(example, corpus))
+    read = found.read if found else None
+    if not read or not read.answer or read.problem:
+        return False, False, False
+    values = [n for f in read.findings if (n := finding_number(f)) is not None] if read.computation else None
+    places = [(f.doc_id, f.page) for f in read.findings]
+    grounded = ground(example.question, read.answer, values, places, corpus, read.computation).level == GROUNDED
+    right = answer_correct(example, dspy.Prediction(status="answer", answer=read.answer)) == 1.0
+    return True, grounded, right
+
+
 def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, split_name: str = "dev",
                        limit: int | None = None, seed: int = 0) -> dict:
     """The gold and distractor grounding rates (module docstring) over the split's questions."""
     examples, files = load_dataset(dataset, data)
-    chosen = [example for example in split(examples, split_name) if example.get("evidence") and example.get("answer")
-              and not example.get("derivation")]
-    chosen = chosen[:limit] if limit else chosen
+    answered = [example for example in split(examples, split_name) if example.get("answer")]
+    answered = answered[:limit] if limit else answered
+    chosen = [example for example in answered if example.get("evidence") and not example.get("derivation")]
     if files:
         prepare_index(files, Path(index_dir))
     corpus = Corpus(index_dir)
@@ -109,6 +129,7 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
         elsewhere = "\n".join(corpus.page_text(*page) or "" for page in retrieved if page not in pages)
         if other := distractor(example.question, answer, elsewhere, rng, printed=on_gold_pages):
             counts["retrieved_distractor"][ground(example.question, other, None, retrieved, corpus).level] += 1
+    tables = [table_outcome(example, corpus) for example in answered]
     result: dict = {"dataset": dataset, "split": split_name, "n": sum(counts["gold"].values()),
                     "distractor_n": sum(counts["distractor"].values())}
     for name, counted in counts.items():
@@ -117,6 +138,9 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
             result[f"{name}_n"] = total
         for level in reversed(LEVELS):
             result[f"{name}_{level}_rate"] = round(counted[level] / total, 4) if total else 0.0
+    result["table_n"] = len(answered)
+    for at, name in enumerate(("taken", "grounded", "right")):
+        result[f"table_{name}_rate"] = round(sum(outcome[at] for outcome in tables) / len(answered), 4) if answered else 0.0
     for name in ("answered", "right"):
         result[f"comparison_{name}_rate"] = round(rungs["comparison", name] / len(chosen), 4) if chosen else 0.0
     return result

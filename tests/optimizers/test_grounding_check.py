@@ -7,7 +7,8 @@ import random
 import mlflow
 import pytest
 
-from ferret.optimizers.grounding_check import distractor, gold_text
+from ferret.optimizers.datasets import _example
+from ferret.optimizers.grounding_check import distractor, gold_text, table_outcome
 from ferret.optimizers.tracking import tracking_uri
 from ferret.cli import main
 
@@ -76,3 +77,25 @@ def test_eval_grounding_counts_what_the_comparison_rung_answers_and_how_often_ri
     assert not any(key.startswith(("gap_", "opening_")) for key in summary)  # those rungs are gone
     assert summary["comparison_answered_rate"] == pytest.approx(2 / 5, abs=1e-3)
     assert summary["comparison_right_rate"] == pytest.approx(1 / 5, abs=1e-3)
+
+
+def test_eval_grounding_counts_the_table_rungs_reads_over_every_question_arithmetic_ones_too(small_corpus, tmp_path,
+                                                                                           monkeypatch, capsys):
+    monkeypatch.setenv("FERRET_HOME", str(tmp_path))
+    evidence = [{"doc_id": "report", "page": 1}]
+    questions = QUESTIONS + [
+        {"id": "t1", "question": "What was the change in Consumer revenue from 2022 to 2023?", "answer": "150",
+         "derivation": "1,250 - 1,100", "evidence": evidence},  # arithmetic: out of the gold counts, in the table's
+        {"id": "t2", "question": "What was the change in Enterprise revenue from 2022 to 2023?", "answer": "999",
+         "derivation": "2,400 - 2,050", "evidence": evidence},  # a wrong gold: read and grounded, not right
+        {"id": "t3", "question": "Who sold the tires?", "answer": "Acme Tire Co.", "evidence": evidence}]  # no table read
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text("".join(json.dumps(q) + "\n" for q in questions))
+    assert main(["eval", "--grounding", "--dataset", "jsonl", "--data", str(qa), "--index", str(small_corpus.store.dir),
+                 "--split", "all", "--json", "--no-track"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["n"] == 4 and summary["table_n"] == 6  # the gold counts keep their filter
+    assert summary["table_taken_rate"] == pytest.approx(2 / 6, abs=1e-3)  # t1 and t2, arithmetic ones
+    assert summary["table_right_rate"] == pytest.approx(1 / 6, abs=1e-3)  # t2's read is not right
+    outcomes = {q["id"]: table_outcome(_example(**q), small_corpus) for q in questions}
+    assert outcomes["t3"] == (False, False, False) and outcomes["t1"] == (True, True, True) and not outcomes["t2"][2]
