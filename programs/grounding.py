@@ -537,8 +537,15 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
         about = [(stems(sentence) | title) & asked for sentence in sentences]
         top = max(map(len, about), default=0)
         for sentence, named in zip(sentences, about):
-            if phrase.search(sentence):
+            if found := phrase.search(sentence):
                 level = GROUNDED if named and len(named) == top else ON_PAGE
+                if level == GROUNDED and (miss := gap_type(question, found[0], sentence, found.start(), found.end(), texts,
+                                                               _YES_NO_START.sub("", answer))):
+                    level = ON_PAGE
+                    if result.level == UNSUPPORTED:
+                        result.level, result.reason = ON_PAGE, miss
+                    result.pages[place] = max(result.pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
+                    continue
                 result.pages[place] = max(result.pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
                 if LEVELS.index(level) > LEVELS.index(result.level):
                     result.level, result.shown = level, [f"{' '.join(core)} · {place[0]} · p.{place[1]}"]
@@ -546,6 +553,45 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
                     result.reason = "" if level == GROUNDED else (
                         f"{' '.join(core)!r} is printed, but not in the sentence of its page that names most of the question")
     return result
+
+
+# What a text answer must be to fill the question's gap (chosen reading the HotpotQA train split's grounded
+# wrong names: "Europe" for "founded by who?", "American" for "the mayor of what city?", "Solo" of "Solo
+# pistols" for "what company?"): the wh-word's type, told by general cues of the sentence that prints it.
+_ASKS_WHO = re.compile(r"^\s*(?:who|whom)\b|\bwhom?\s*\??\s*$", re.IGNORECASE)  # not a relative "the singer who is"
+_ASKS_WHERE = re.compile(r"^\s*where\b|\bwhere\s*\??\s*$|\b(?:what|which)\s+(?:\w+\s+)?(?:city|town|country|state|county|"
+                         r"province|region|village|place|location|continent|island)\b", re.IGNORECASE)
+_BEFORE_PLACE = {"in", "at", "from", "near", "of", "outside", "across", "to", "within", "into", "throughout", "around"}
+_PERSON_CUES = re.compile(r"\b(?:born|he|she|his|her|died)\b", re.IGNORECASE)
+_WORD = re.compile(r"[\w'’-]+")
+
+
+def gap_type(question: str, answer: str, sentence: str, start: int, end: int, texts: dict[tuple[str, int], str],
+             whole: str = "") -> str:
+    """Why the `answer` printed at sentence[start:end] does not name what the question's gap asks for
+    ("" when it may): one word that modifies the next ("Solo pistols", "an American consultant", "Penn's
+    recording"), unless the next is the question's own ("entertainment category"), is part of another name; "who" asks for a person: a name of two capitalised words or one
+    whose own page says born, he or she, not a name printed after "in", "at" or "from"; "where" (what
+    city, which country) asks for a place: a name printed after such a preposition (within three words) or
+    whose own page calls it a place. `whole`: the whole answer, when `answer` is the part of it the
+    question does not say ("19th" of "19th century")."""
+    tokens = _WORD.findall(answer)
+    after = _WORD.findall(sentence[end:end + 40])
+    before = [word.lower() for word in _WORD.findall(sentence[max(0, start - 40):start])][-3:]
+    if len(_WORD.findall(whole or answer)) == 1 and (re.search(r"['’]s?$", answer.strip()) or
+                             after and after[0][:1].islower() and after[0].lower() not in STOPWORDS
+                             and not stems(after[0]) & stems(question)  # "entertainment category" for "which category"
+                             and not re.match(r"\s*[,.;:()\"]", sentence[end:])):
+        return f"{answer!r} is printed as a part of another name"
+    own = " ".join(text for place, text in texts.items() if place[0].lower().startswith(answer.lower().strip(" .")))
+    if _ASKS_WHO.search(question):
+        capitals = [token for token in tokens if token[:1].isupper()]
+        if before and before[-1] in _BEFORE_PLACE - {"of", "to"} or not (len(capitals) >= 2 or _PERSON_CUES.search(own)):
+            return f"the question asks who, {answer!r} is printed as no person's name"
+    if _ASKS_WHERE.search(question) and not set(before) & _BEFORE_PLACE \
+            and not re.search(r"\b(?:city|town|country|state|capital|village|located|region)\b", own, re.IGNORECASE):
+        return f"the question asks where, {answer!r} is printed as no place"
+    return ""
 
 
 def tied_pages(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str]) -> set[tuple[str, int]]:
