@@ -163,3 +163,21 @@ def test_financebench_evidence_row_lands_on_its_evidence_page(real_corpus):
     rows = real_corpus.annotations_search("Adjusted EBITDA", doc_id="AMCOR_2023Q4_EARNINGS", top_k=10)
     on_page = [row for row in rows if row["page"] == 12 and row["label"] == "Adjusted EBITDA"]
     assert on_page and "2,018" in on_page[0]["fields"].values()
+
+
+def test_hybrid_fusion_sums_min_max_normalised_scores():
+    from ferret.corpus.tools import _fuse
+
+    lexical = [(1, 10.0), (2, 6.0), (3, 5.0)]  # BM25: row 1 stands out
+    semantic = [(4, 0.9), (3, 0.6), (2, 0.5)]  # cosine: row 4 stands out
+    # Each ranking onto [0, 1] by its own lowest and highest score, summed: the top of either ranking comes
+    # before rows in the middle of both (reciprocal rank fusion would put 2 and 3, found by both, first).
+    fused = _fuse([lexical, semantic], 4)
+    assert [row for row, _ in fused] == [1, 4, 3, 2]
+    assert [score for _, score in fused] == pytest.approx([1.0, 1.0, 0.25, 0.2])
+    # The scale of a ranking's scores does not matter, only how far apart they are.
+    scaled = _fuse([[(row, 100 * score) for row, score in lexical], semantic], 4)
+    assert [row for row, _ in scaled] == [1, 4, 3, 2] and [score for _, score in scaled] == pytest.approx([1.0, 1.0, 0.25, 0.2])
+    assert _fuse([lexical, semantic], 2) == fused[:2]
+    # A ranking whose scores are all equal gives each of its rows 1; an empty one gives nothing.
+    assert _fuse([[(7, 3.0), (8, 3.0)], []], 5) == [(7, 1.0), (8, 1.0)]
