@@ -10,7 +10,7 @@ TAT-QA, SciFact; the search is open over the whole index). Hits (segments) are r
 distinct units in rank order; on those, per example:
 - recall@k: the share of gold units in the top k; recall_all@k / recall_any@k: all / at least one;
 - ndcg@10: binary-relevance nDCG; recall@100: recall in the top 100 units.
-Hybrid search fuses the top 100 segments of each method, so its recall@100 is over at most ~200 segments.
+Hybrid search fuses the top 300 segments of each method (`corpus.tools._fuse`).
 """
 from __future__ import annotations
 
