@@ -570,12 +570,13 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
              whole: str = "") -> str:
     """Why the `answer` printed at sentence[start:end] does not name what the question's gap asks for
     ("" when it may): one word that modifies the next ("Solo pistols", "an American consultant", "Penn's
-    recording"), unless the next is the question's own ("entertainment category"), is part of another name; "who" asks for a person: a name of two capitalised words or one
-    whose own page says born, he or she, not a name printed after "in", "at" or "from"; "where" (what
+    recording"), unless the next is the question's own ("entertainment category"), is part of another
+    name; "who" asks for a person: a name of two capitalised words (the whole answer's) or one whose own
+    page says born, he or she, not a name printed after "in", "at" or "from"; "where" (what
     city, which country) asks for a place: a name printed after such a preposition (within three words) or
     whose own page calls it a place. `whole`: the whole answer, when `answer` is the part of it the
     question does not say ("19th" of "19th century")."""
-    tokens = _WORD.findall(answer)
+    tokens = _WORD.findall(whole or answer)
     after = _WORD.findall(sentence[end:end + 40])
     before = [word.lower() for word in _WORD.findall(sentence[max(0, start - 40):start])][-3:]
     if len(_WORD.findall(whole or answer)) == 1 and (re.search(r"['’]s?$", answer.strip()) or

@@ -46,3 +46,10 @@ def test_a_word_the_whole_answer_goes_on_from_is_no_modifier():
     assert gap_type("Developed during which century?", "19th", sentence, start, start + 4, {}, "19th century") == ""
     assert "part of another name" in gap_type("Developed during which century?", "19th", sentence.replace("century", "dogs"),
                                               start, start + 4, {})
+
+
+def test_who_counts_the_capitals_of_the_whole_answer():
+    # the question says "Cohen": the part it does not say is "Betty", one capitalised word, but the answer is a full name
+    question = "Who founded Kimber under the Cohen name?"
+    assert at("Betty", question, whole="Betty Cohen") == ""
+    assert "asks who" in at("Betty", question)
