@@ -20,7 +20,7 @@ import numpy as np
 
 from ferret.corpus.ranking import top_rows
 from ferret.corpus.passages import content_hash
-from ferret.programs.paths import SAMPLE, cache_dir
+from ferret.paths import SAMPLE, cache_dir
 
 DEFAULT_EMBEDDER = "minilm-int8"
 # Exact search is a product with every vector: 17 ms p95 at 115k MiniLM vectors on this machine's

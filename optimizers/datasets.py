@@ -27,7 +27,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ferret.corpus.ingest import BUCKET_METADATA, ingest, ingest_bucket_folder, is_bucket_folder
-from ferret.programs.paths import cache_dir
+from ferret.paths import cache_dir
 
 Loaded = tuple[list[dspy.Example], list[Path]]
 SPLITS = ("train", "dev", "test")

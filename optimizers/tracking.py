@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ferret.corpus.store import exclusive
-from ferret.programs.paths import PACKAGE, runs_dir
+from ferret.paths import PACKAGE, runs_dir
 
 if TYPE_CHECKING:
     from mlflow.tracking import MlflowClient

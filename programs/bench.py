@@ -17,7 +17,7 @@ from ferret.corpus.tools import Corpus
 from ferret.optimizers.datasets import load_dataset, prepare_index
 from ferret.programs.iterative import IterativeRetriever
 from ferret.programs.lm import LlamaCppEngine, answering, make_lm
-from ferret.programs.paths import SAMPLE
+from ferret.paths import SAMPLE
 
 
 def bench_lm(index: str | Path, questions: int = 1) -> dict:

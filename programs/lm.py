@@ -24,7 +24,7 @@ import dspy
 from dspy.clients.engines.base import validate_request
 from dspy.lm15 import Message, Request, Response, TextPart, UnsupportedFeatureError, Usage, response_to_events
 
-from ferret.programs.paths import cache_dir
+from ferret.paths import cache_dir
 
 logger = logging.getLogger(__name__)
 # LiteLLM's bundled price list, not a download on import: offline, the download's retries cost ~6 s

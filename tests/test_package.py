@@ -5,7 +5,7 @@ from pathlib import Path
 
 import ferret
 import ferret.data
-from ferret.programs.paths import SAMPLE, runs_dir
+from ferret.paths import SAMPLE, runs_dir
 
 
 def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:

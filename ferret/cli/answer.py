@@ -40,7 +40,7 @@ def add_commands(commands) -> None:
 
 def last_result() -> Path:
     """Where `ferret ask` keeps its last result, for `ferret export LAST`."""
-    from ferret.programs.paths import runs_dir
+    from ferret.paths import runs_dir
 
     return runs_dir() / "results" / "last.json"
 

@@ -30,7 +30,7 @@ def _demo(args) -> int:
     from ferret.optimizers.evaluate import default_index, evaluate
     from ferret.programs import make_program
     from ferret.programs.lm import answering, make_lm
-    from ferret.programs.paths import SAMPLE
+    from ferret.paths import SAMPLE
 
     index = Path(args.index) if args.index else default_index("sample")
     examples, folders = load_dataset("sample", SAMPLE)

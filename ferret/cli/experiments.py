@@ -156,7 +156,7 @@ def _runs(args) -> int:
 def _ui(args) -> int:
     """This process becomes MLflow's server of the project's store, on this machine only."""
     from ferret.optimizers.tracking import tracking_uri
-    from ferret.programs.paths import runs_dir
+    from ferret.paths import runs_dir
 
     runs_dir().mkdir(parents=True, exist_ok=True)
     print(f"MLflow UI of {tracking_uri()}: http://127.0.0.1:{args.port} (Ctrl-C stops it)", flush=True)

@@ -9,7 +9,7 @@ import pytest
 
 from ferret.programs import load_compiled, make_program
 from ferret.cli import main
-from ferret.programs.paths import PACKAGE
+from ferret.paths import PACKAGE
 from tests.fakes import scripted_lm
 
 

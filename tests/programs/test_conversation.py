@@ -18,7 +18,7 @@ from ferret.optimizers.tracking import tracking_uri
 from ferret.cli import main
 from ferret.programs.conversation import SUMMARY_CHARS, ChatState, Conversation, is_new_topic, keeps_turn, resolve
 from ferret.programs.iterative import IterativeRetriever
-from ferret.programs.paths import SAMPLE
+from ferret.paths import SAMPLE
 from ferret.programs.sessions import SessionStore
 from tests.fakes import scripted_lm
 

@@ -26,7 +26,7 @@ from ferret.programs.lm import (
     make_lm,
     model_path,
 )
-from ferret.programs.paths import cache_dir
+from ferret.paths import cache_dir
 
 # --- assembly on fake chunks ----------------------------------------------------------------------
 
