@@ -5,8 +5,9 @@ commit it names never disagree.
     python docs/results.py --run             # first run each row's `ferret eval` (hours on the embedded model)
     python docs/results.py --check           # exit 1 if the README's table is not the one the runs give
 
-Each row is `ferret eval --dataset D --data DATA/D --program P --split dev --limit N --json` on the
-embedded model. The table is taken from the newest of the commits with the most rows run (a row not
+Each row is `ferret eval --dataset D --data DATA/D --program P --split S --limit N --json` on the
+embedded model: the held-out test split of each set (no rule or setting was chosen looking at its
+questions) beside the dev split. The table is taken from the newest of the commits with the most rows run (a row not
 run there says so); runs started from a working tree with changes ("+dirty"), and runs with the long-text
 read on (`--long-text on`, not the program's default), are never used. `$FERRET_HOME` says where the
 runs are, as for the `ferret` command.
@@ -24,40 +25,42 @@ from ferret.programs.lm import LOCAL_MODEL
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 START, END = "<!-- results: written by docs/results.py -->", "<!-- end of results -->"
-ROWS = [(dataset, limit, program) for dataset, limit in (("hotpotqa", 30), ("tatqa", 16), ("financebench", 20))
+SIZES = {"test": (("hotpotqa", 15), ("tatqa", 16), ("financebench", 16)),
+         "dev": (("hotpotqa", 30), ("tatqa", 16), ("financebench", 20))}
+ROWS = [(dataset, split, limit, program) for split, sizes in SIZES.items() for dataset, limit in sizes
         for program in ("iterative", "oneshot")]
 NAMES = {"hotpotqa": "HotpotQA", "tatqa": "TAT-QA", "financebench": "FinanceBench"}
 
 
-def command(dataset: str, limit: int, program: str, data: str = "../shared/data") -> list[str]:
+def command(dataset: str, split: str, limit: int, program: str, data: str = "../shared/data") -> list[str]:
     return ["ferret", "eval", "--dataset", dataset, "--data", f"{data}/{dataset}", "--program", program,
-            "--split", "dev", "--limit", str(limit), "--json"]
+            "--split", split, "--limit", str(limit), "--json"]
 
 
 def runs_by_commit() -> dict[str, dict[tuple, dict]]:
     """{commit: {row: the newest finished run of that row at that commit}}, commits newest first."""
     mlflow_client, found = client(), {}
-    for dataset in dict.fromkeys(dataset for dataset, _, _ in ROWS):
+    for dataset in dict.fromkeys(dataset for dataset, _, _, _ in ROWS):
         experiment = mlflow_client.get_experiment_by_name(dataset)
         if experiment is None:
             continue
         for run in mlflow_client.search_runs([experiment.experiment_id], "attributes.status = 'FINISHED'",
                                              order_by=["attributes.start_time DESC"], max_results=5000):
             params = run.data.params
-            row = (dataset, int(params.get("limit") or 0), params.get("program"))
+            row = (dataset, params.get("split"), int(params.get("limit") or 0), params.get("program"))
             commit = params.get("git_commit", "unknown")
-            if (row in ROWS and params.get("split") == "dev" and not params.get("compiled")
+            if (row in ROWS and not params.get("compiled")
                     and params.get("lm") == LOCAL_MODEL and params.get("long_text") != "True"
                     and re.fullmatch(r"[0-9a-f]{7,40}", commit)):
                 found.setdefault(commit, {}).setdefault(row, run)
     return found
 
 
-def _row(run, dataset: str, limit: int, program: str) -> str:
+def _row(run, dataset: str, split: str, limit: int, program: str) -> str:
     m = run.data.metrics
     rungs = ", ".join(f"{name[5:-9]} {int(m[name])}/{int(m.get(name[:-9] + '_correct', 0))}"
                       for name in sorted(m) if name.startswith("rung_") and name.endswith("_answered"))
-    cells = [f"{NAMES[dataset]} dev {limit}", program, f"{m['accuracy']:.3f}",
+    cells = [f"{NAMES[dataset]} {split} {limit}", program, f"{m['accuracy']:.3f}",
              f"{m['evidence_recall_at_5']:.2f} / {m['evidence_recall_all_at_5']:.2f}", f"{m['answered_rate']:.2f}",
              f"{m.get('grounded_accuracy', 0):.2f}", f"{m.get('wrong_grounded_rate', 0):.3f}",
              f"{m['avg_lm_calls']:.2f}", f"{m['avg_seconds']:.0f}", rungs, run.info.run_id[:8]]
@@ -71,11 +74,11 @@ def table() -> str:
     commit = max(found, key=lambda commit: len(found[commit]))  # the newest of those with the most rows
     runs = found[commit]
     lines = [START, f"At commit {commit[:7]}, the embedded model (`--lm local`); each row is "
-             f"`{' '.join(command('D', 'N', 'P'))}`.", "",
+             f"`{' '.join(command('D', 'S', 'N', 'P'))}`.", "",
              "| set | program | accuracy | evidence recall@5 / all@5 | answered | grounded accuracy | wrong grounded "
              "| LM calls | s/question | answered by (answered/right) | MLflow run |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
-    lines += [_row(runs[row], *row) if row in runs else f"| {NAMES[row[0]]} dev {row[1]} | {row[2]} | not run at this "
+    lines += [_row(runs[row], *row) if row in runs else f"| {NAMES[row[0]]} {row[1]} {row[2]} | {row[3]} | not run at this "
               f"commit |" + " |" * 8 for row in ROWS]
     return "\n".join([*lines, END])
 

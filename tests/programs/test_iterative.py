@@ -484,7 +484,7 @@ def test_the_comparison_rung_answers_which_came_first_in_code_from_each_parts_ow
 
 
 def test_the_hops_rung_follows_a_first_read_that_did_not_answer(hop_corpus):
-    question = "Who made the horror film shot around Leland?"  # nothing in its words says it needs a hop
+    question = "Who wrote the film shot around Leland?"  # nothing in its words says it needs a hop
     missing = {"calculation": {"expression": ""}, "answer": "", "sources": [], "missing": "not in these passages"}
     answer = {**KING, "sources": [2]}
     result, engine = run(hop_corpus, {"read": [missing, answer]}, question=question, doc_id=None, read_k=2)
