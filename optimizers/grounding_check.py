@@ -13,11 +13,13 @@ computed value is grounded through its operands, which the gold does not give), 
   question's top 5 hybrid passages (what one read sees) that are not gold pages, grounded on all those
   pages: a read that copies a name from the wrong page. `retrieved_gold_grounded_rate`: the gold answer
   grounded on those pages, over the questions whose top 5 hold a gold page.
-- `table_taken_rate`, `table_grounded_rate`, `table_right_rate`: over every question of the split with an
-  answer (arithmetic ones too: `table_n`), how often the table rung (`programs.table_rung.table_read`,
-  in the question's document when it names one) reads an answer without a problem, how often that answer
-  grounds (`ground` on its findings' pages, a calculation's operands its findings' numbers, as the
-  iterative program grounds it), and how often it is right (`metrics.answer_correct`).
+- `table_taken_rate`, `table_grounded_rate`, `table_right_rate`, `table_grounded_right_rate`: over every
+  question of the split with an answer (arithmetic ones too: `table_n`), how often the table rung
+  (`programs.table_rung.table_read`, in the question's document when it names one) reads an answer
+  without a problem, how often that answer grounds (`ground` on its findings' pages, a calculation's
+  operands its findings' numbers, as the iterative program grounds it), how often it is right
+  (`metrics.answer_correct`), and how often it grounds and is right: of what the program states from
+  the rung, grounded_right / grounded is the precision.
 - `comparison_answered_rate`, `comparison_right_rate`: how often the iterative program's comparison rung
   (`programs.comparison`), which reads each compared name's own page, answers in code, and answers
   rightly (`metrics.answer_correct`): the rung's reach and its precision, without an LM.
@@ -83,18 +85,18 @@ def retrieved_pages(example, corpus: Corpus) -> list[tuple[str, int]]:
     return list(dict.fromkeys((hit["doc_id"], hit["page"]) for hit in hits))
 
 
-def table_outcome(example, corpus: Corpus) -> tuple[bool, bool, bool]:
-    """(taken, grounded, right) of the table rung's read of the question: it read an answer without a
-    problem; that answer grounds, as the iterative program grounds it; it is right."""
+def table_outcome(example, corpus: Corpus) -> tuple[bool, bool, bool, bool]:
+    """(taken, grounded, right, grounded and right) of the table rung's read of the question: it read an
+    answer without a problem; that answer grounds, as the iterative program grounds it; it is right."""
     found = table_read(corpus, example.question, bucket=example.get("bucket"), doc_id=_doc_id(example, corpus))
     read = found.read if found else None
     if not read or not read.answer or read.problem:
-        return False, False, False
+        return False, False, False, False
     values = [n for f in read.findings if (n := finding_number(f)) is not None] if read.computation else None
     places = [(f.doc_id, f.page) for f in read.findings]
     grounded = ground(example.question, read.answer, values, places, corpus, read.computation).level == GROUNDED
     right = answer_correct(example, dspy.Prediction(status="answer", answer=read.answer)) == 1.0
-    return True, grounded, right
+    return True, grounded, right, grounded and right
 
 
 def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, split_name: str = "dev",
@@ -139,7 +141,7 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
         for level in reversed(LEVELS):
             result[f"{name}_{level}_rate"] = round(counted[level] / total, 4) if total else 0.0
     result["table_n"] = len(answered)
-    for at, name in enumerate(("taken", "grounded", "right")):
+    for at, name in enumerate(("taken", "grounded", "right", "grounded_right")):
         result[f"table_{name}_rate"] = round(sum(outcome[at] for outcome in tables) / len(answered), 4) if answered else 0.0
     for name in ("answered", "right"):
         result[f"comparison_{name}_rate"] = round(rungs["comparison", name] / len(chosen), 4) if chosen else 0.0
