@@ -32,7 +32,7 @@ from ferret.corpus.numbers import YEAR, number_spans, numbers_in
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, names_operation, operations
 from ferret.programs.passage_answer import asks_yes_no
-from ferret.programs.verify import TOLERANCE, answer_numbers, same_number
+from ferret.programs.verify import TOLERANCE, same_number
 
 GROUNDED, ON_PAGE, UNSUPPORTED = "grounded", "on_page", "unsupported"
 LEVELS = (UNSUPPORTED, ON_PAGE, GROUNDED)  # weakest first

@@ -76,17 +76,18 @@ def add_commands(commands) -> None:
 def _eval(args) -> int:
     from ferret.optimizers.evaluate import evaluate, evaluate_grounding_check, evaluate_search
 
+    split = args.split or ("all" if args.retrieval else "dev")
     try:
         with sigterm_as_interrupt():
             if args.retrieval:
                 summary = evaluate_search(args.dataset, args.data, args.index, args.limit, args.query_from,
-                                          track=not args.no_track, gold=args.gold, split_name=args.split or "all")
+                                          track=not args.no_track, gold=args.gold, split_name=split)
             elif args.grounding:
-                summary = evaluate_grounding_check(args.dataset, args.data, args.index, args.split or "dev", args.limit,
+                summary = evaluate_grounding_check(args.dataset, args.data, args.index, split, args.limit,
                                                    track=not args.no_track)
             else:
                 summary = evaluate(args.dataset, args.data, args.index, args.program, args.lm, args.compiled,
-                                   args.split or "dev", args.limit, args.threads, args.max_iterations, args.judge_lm,
+                                   split, args.limit, args.threads, args.max_iterations, args.judge_lm,
                                    progress=sys.stderr.isatty(), track=not args.no_track, ray=args.ray,
                                    workers=args.workers, accept=args.accept, repairs=args.repairs,
                                    long_text=args.long_text)
