@@ -10,12 +10,13 @@ import resource
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from ferret.corpus.dense import DEFAULT_EMBEDDER, get_embedder
-from ferret.corpus.ingest import ingest, remove
+from ferret.corpus.ingest import Summarizer, ingest, remove
 from ferret.corpus.ranking import top_rows
 from ferret.corpus.shards import one_commit
 from ferret.corpus.store import Store
@@ -31,16 +32,17 @@ def peak_rss_mb() -> dict[str, float]:
 
 def bench_ingest(paths: list[str], index_dir: str | None = None, workers: int | None = None,
                  progress: bool = False, ray: str | None = None, embedder: str | None = None,
-                 summaries: str | None = None) -> dict:
+                 summaries: str | None = None, summarizer: Callable[[str], Summarizer] | None = None) -> dict:
     """Ingest `paths` into a fresh index (a temporary one unless `index_dir`) and time it (on Ray's
-    workers with `ray`, Ray's start included; `summaries` as for ingest)."""
+    workers with `ray`, Ray's start included; `summaries` and `summarizer` as for ingest)."""
     with tempfile.TemporaryDirectory(prefix="ferret-bench-") as scratch:
         target = Path(index_dir) if index_dir else Path(scratch) / "index"
         if target.exists() and any(target.iterdir()):
             raise ValueError(f"{target} is not empty: the ingest benchmark needs a fresh index directory")
         cores = workers or os.cpu_count() or 1
         start = time.perf_counter()
-        report = ingest(paths, target, workers=cores, progress=progress, ray=ray, embedder=embedder, summaries=summaries)
+        report = ingest(paths, target, workers=cores, progress=progress, ray=ray, embedder=embedder, summaries=summaries,
+                        summarizer=summarizer)
         seconds = time.perf_counter() - start
     return {
         "documents": len(report.added), "errors": [str(e) for e in report.errors], "pages": report.pages,
@@ -54,17 +56,18 @@ def bench_ingest(paths: list[str], index_dir: str | None = None, workers: int | 
     }
 
 
-def bench_add(path: str, index_dir: str) -> dict:
+def bench_add(path: str, index_dir: str, summarizer: Callable[[str], Summarizer] | None = None) -> dict:
     """The time to add one file to an empty index and to the index at `index_dir` (under a fresh id
     prefix, removed again afterwards), with the embedder loaded beforehand. The ratio without the
     embedding stage is the one that says what the index's size costs: a vector the index has cached
-    before is not embedded again, and is cached nowhere in a new index."""
+    before is not embedded again, and is cached nowhere in a new index. (`summarizer` as for ingest: the
+    file's chunks are summarized by the index's writer.)"""
     index = Corpus(index_dir)
     get_embedder(index.store.meta("embedder_spec"))
     with tempfile.TemporaryDirectory(prefix="ferret-bench-") as scratch:
-        alone = _timed(path, Path(scratch) / "index")
+        alone = _timed(path, Path(scratch) / "index", summarizer=summarizer)
     prefix = f"bench-{uuid.uuid4().hex[:8]}-"
-    onto = _timed(path, index_dir, prefix)
+    onto = _timed(path, index_dir, prefix, summarizer)
     remove(onto.pop("added"), index_dir)
     alone.pop("added")
     ratio = onto["seconds"] / alone["seconds"]
@@ -78,9 +81,10 @@ def bench_add(path: str, index_dir: str) -> dict:
             "ratio": round(ratio, 2), "ratio_without_embedding": round(without_embedding, 2)}
 
 
-def _timed(path: str, index_dir: str | Path, id_prefix: str = "") -> dict:
+def _timed(path: str, index_dir: str | Path, id_prefix: str = "",
+           summarizer: Callable[[str], Summarizer] | None = None) -> dict:
     start = time.perf_counter()
-    report = ingest([path], index_dir, id_prefix=id_prefix)
+    report = ingest([path], index_dir, id_prefix=id_prefix, summarizer=summarizer)
     seconds = time.perf_counter() - start
     if report.errors or not report.added:
         raise ValueError(f"{path}: not added ({'; '.join(map(str, report.errors)) or 'already in the index'})")

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from ferret.corpus.lexical import tokenize
 from ferret.corpus.records import Chunk, Section, Segment
 
-EXTRACTIVE = "extractive"  # the summarizer written in code (an LM's summaries: corpus/summaries.py)
+EXTRACTIVE = "extractive"  # the summarizer written in code (an LM's summaries: programs/summaries.py)
 CHARS_PER_TOKEN = 4
 CHUNK_TOKENS = 12_000
 LONG_DOCUMENT_TOKENS = 4_000

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tqdm import tqdm
 
@@ -33,14 +33,11 @@ from ferret.corpus.dense import DEFAULT_EMBEDDER, Embedder, embedder_name, get_e
 from ferret.corpus.graph import find_cross_references
 from ferret.corpus.passages import JSON_SUFFIXES, TEXT_SUFFIXES, content_hash, load_passages, load_text_file
 from ferret.corpus.pdf import IngestError, open_pdf, outline_entries, read_pages
-from ferret.corpus.records import ParsedDocument, Section
+from ferret.corpus.records import Chunk, ParsedDocument, Section, Segment
 from ferret.corpus.sections import build_sections
 from ferret.corpus.segments import segment_document
 from ferret.corpus.shards import committing, one_commit
 from ferret.corpus.store import Store, one_writer_at_a_time
-
-if TYPE_CHECKING:
-    from ferret.corpus.summaries import ChunkSummarizer
 
 SUPPORTED_SUFFIXES = {".pdf"} | TEXT_SUFFIXES | JSON_SUFFIXES
 BUCKET_METADATA = "metadata.jsonl"  # a folder holding this file is a bucket (see ingest_bucket_folder)
@@ -50,6 +47,18 @@ COMMIT_PAGES = 200
 _BUCKET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _METADATA_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _FILE_KEYS = ("file", "file_name", "filename")
+
+
+class Summarizer(Protocol):
+    """What writes long documents' chunk summaries in place of the extractive ones (an LM's: the caller's,
+    `ferret.chunk_summarizer`, from programs/): called on each document's chunks and segments, it sets the chunks'
+    `summary` and `summarizer`, and counts the summaries it wrote, found cached and failed to write."""
+
+    written: int
+    reused: int
+    failed: int
+
+    def __call__(self, store: Store, chunks: list[Chunk], segments: list[Segment]) -> None: ...
 
 
 @dataclass
@@ -128,13 +137,16 @@ def load_metadata(path: str | Path) -> dict[str, dict]:
 def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "default",
            metadata_file: str | Path | None = None, id_prefix: str = "", embedder: str | None = None,
            workers: int | None = None, progress: bool = False, commit_pages: int = COMMIT_PAGES,
-           ray: str | None = None, summaries: str | None = None) -> IngestReport:
+           ray: str | None = None, summaries: str | None = None,
+           summarizer: Callable[[str], Summarizer] | None = None) -> IngestReport:
     """Ingest files and folders into `index_dir`, committing a batch of at least `commit_pages` pages
     at a time; returns what happened, file by file. Stopped, it raises `IngestInterrupted`. `ray`:
     parse and embed on `workers` Ray workers, of a local Ray ("local") or of the cluster at that
     address (corpus/cluster.py); the commits stay in this process. `summaries`: what writes the
-    summaries of long documents' chunks, "extractive" (code) or an LM as for `--lm` (corpus/summaries.py);
-    by default what the index's were written with. Another than that rewrites the index's summaries too."""
+    summaries of long documents' chunks, "extractive" (code) or an LM as for `--lm`; by default what the
+    index's were written with. Another than that rewrites the index's summaries too. `summarizer` makes the
+    `Summarizer` of an LM writer's name (`ferret.chunk_summarizer`, programs/summaries.py); it is
+    needed only when an LM writes them."""
     if not _BUCKET_NAME.match(bucket):
         raise ValueError(f"bad bucket name {bucket!r}: letters, digits, '_', '-', '.' (max 64)")
     metadata = load_metadata(metadata_file) if metadata_file else {}
@@ -146,7 +158,7 @@ def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "defaul
     try:
         with one_writer_at_a_time(store.dir):
             _ingest_files(store, files, bucket, metadata, id_prefix, embedder, workers, progress, report, clock,
-                          commit_pages, ray, summaries)
+                          commit_pages, ray, summaries, summarizer)
     except KeyboardInterrupt as stop:
         raise IngestInterrupted(str(stop) or "ingest interrupted", report) from stop
     finally:
@@ -156,12 +168,12 @@ def ingest(paths: list[str | Path], index_dir: str | Path, bucket: str = "defaul
 
 def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, id_prefix: str, embedder: str | None,
                   workers: int | None, progress: bool, report: IngestReport, clock: float, commit_pages: int,
-                  ray: str | None, summaries: str | None) -> None:
+                  ray: str | None, summaries: str | None, make_summarizer: Callable[[str], Summarizer] | None) -> None:
     """The ingest proper, under the lock: classify every file, then parse, segment, embed and commit
     one shard per batch."""
     spec = _embedder_spec(store, embedder)
     summaries = summaries or store.meta("summarizer") or EXTRACTIVE
-    summarizer = None if summaries == EXTRACTIVE else _summarizer(summaries)
+    summarizer = None if summaries == EXTRACTIVE else _summarizer(summaries, make_summarizer)
     existing = store.documents()
     work: list = []  # parsed text documents (doc, path, meta) and PDFs still to parse, in file order
     info_updates: list = []
@@ -200,7 +212,7 @@ def _ingest_files(store: Store, files: list[Path], bucket: str, metadata: dict, 
 def _ingest_batches(store: Store, spec: str, model: Embedder | None, work: list, info_updates: list, bucket: str,
                     metadata: dict, existing: dict, workers: int | None, progress: bool, report: IngestReport,
                     commit_pages: int, on_ray: RayIngest | None, summaries: str,
-                    summarizer: ChunkSummarizer | None) -> None:
+                    summarizer: Summarizer | None) -> None:
     """Parse, segment, chunk (and summarize), embed and commit `work`, one shard per batch. The worker
     processes parse the next batch's PDF pages while this one is segmented, embedded and committed
     (the report's "parse" seconds are those spent waiting for them)."""
@@ -224,7 +236,7 @@ def _ingest_batches(store: Store, spec: str, model: Embedder | None, work: list,
 
 def _index_batch(store: Store, spec: str, model: Embedder | None, documents: list, info_updates: list, bucket: str,
                  existing: dict, progress: bool, report: IngestReport, on_ray: RayIngest | None, summaries: str,
-                 summarizer: ChunkSummarizer | None) -> None:
+                 summarizer: Summarizer | None) -> None:
     """Segment, chunk (and summarize), embed and commit one batch's parsed `documents` as one shard."""
     clock = time.perf_counter()
     xrefs = {}
@@ -371,11 +383,12 @@ def _raised(result: list[str] | IngestError) -> list[str]:
     return result
 
 
-def _summarizer(spec: str) -> ChunkSummarizer:
-    """An LM's chunk summarizer (its module imports DSPy: an ingest without one does not)."""
-    from ferret.corpus.summaries import ChunkSummarizer
-
-    return ChunkSummarizer(spec)
+def _summarizer(spec: str, make: Callable[[str], Summarizer] | None) -> Summarizer:
+    """The summarizer of the LM writer `spec`, made by the caller's `make` (the corpus builds no LM)."""
+    if make is None:
+        raise ValueError(f"chunk summaries written by {spec!r} need an LM: pass "
+                         "summarizer=chunk_summarizer (from ferret import chunk_summarizer) to ingest")
+    return make(spec)
 
 
 def _embedder_spec(store: Store, requested: str | None) -> str:
@@ -428,7 +441,7 @@ def _commit(store: Store, spec: str, summaries: str, bucket: str, documents, inf
 
 
 def _chunk_stored_documents(store: Store, spec: str, model: Embedder | None, summaries: str,
-                            summarizer: ChunkSummarizer | None, report: IngestReport, replaced: set[str]) -> None:
+                            summarizer: Summarizer | None, report: IngestReport, replaced: set[str]) -> None:
     """Chunk and summarize the long documents the index holds but the `replaced` ones, in one commit: once
     for an index of an older version (it then says it is chunked), and whenever the summaries are asked of
     another writer. (Should the ingest stop before it replaces them, those keep their old chunks and

@@ -1,8 +1,8 @@
 """ferret: questions over document corpora answered by agentic, iterative retrieval, as a DSPy program.
 
-    from ferret import IterativeRetriever, answering, ingest, make_lm
+    from ferret import IterativeRetriever, answering, chunk_summarizer, ingest, make_lm
 
-    ingest(["reports/"], "runs/index")
+    ingest(["reports/"], "runs/index")           # LM-written chunk summaries: summaries="local", summarizer=chunk_summarizer
     with answering(make_lm("local")):            # or any LiteLLM model string
         result = IterativeRetriever("runs/index")(question="What was Consumer revenue in 2023?")
     result.status, result.answer, result.citations, result.grounding
@@ -25,6 +25,7 @@ _EXPORTS = {
     "answering": "ferret.programs.lm",
     "make_program": "ferret.programs",
     "load_compiled": "ferret.programs",
+    "chunk_summarizer": "ferret.programs",
 }
 __all__ = list(_EXPORTS)
 

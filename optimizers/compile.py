@@ -16,12 +16,12 @@ SIMBA's batch is capped at the train size. MIPROv2's and GEPA's auto budgets gro
 predictors: on the iterative program (seven) with 20 dev questions, "light" is 72 MIPROv2 trials (about
 1,500 program runs) and about 2,900 GEPA metric calls.
 
-Scores are answer accuracy (`answer_correct`). Demos bootstrapped from a correct run keep only its steps
-that did their job (an Extraction that found values printed in what it read, a Router reading in the
-question's words), and a predictor left without one keeps the uncompiled demos (optimizers/demos.py);
-the program shows its first-rung read only the demos asking for the same operations (programs/iterative.py);
-SIMBA appends its own demos and GEPA writes instructions only. GEPA's metric also says in words what was wrong
-(`feedback_metric`). The optimizers' LM calls go through DSPy's response cache (the embedded model's
+Scores are answer accuracy (`answer_correct`). Demos are bootstrapped only from runs whose answer is right,
+stated grounded, and whose every step did its job (an Extraction that found values printed in what it read,
+a read whose numbers are printed or computed, a Router reading in the question's words: `demo_metric`,
+optimizers/demos.py); the compiled demos are the ones the program runs with. SIMBA appends its own demos
+and GEPA writes instructions only. GEPA's metric also says in words what was wrong, and what the step of
+the predictor it improves did (`feedback_metric`). The optimizers' LM calls go through DSPy's response cache (the embedded model's
 too) and every optimizer is seeded, so rerunning an interrupted compile with the same arguments replays
 the calls already made; GEPA also checkpoints its search beside the output (`FILE.gepa/`) and resumes
 from it when run again with the same `--out`. Ctrl-C saves the best program evaluated so far on the
@@ -49,7 +49,7 @@ from dspy.utils.callback import BaseCallback
 from ferret.corpus.cluster import ray_workers
 from ferret.corpus.tools import Corpus
 from ferret.optimizers.datasets import load_dataset, prepare_index, split
-from ferret.optimizers.demos import keep_uncompiled_demos, useful_steps
+from ferret.optimizers.demos import demo_metric
 from ferret.optimizers.distributed import on_ray
 from ferret.optimizers.evaluate import CONVERSATIONS, check_ray_options, default_index, evaluate
 from ferret.optimizers.metrics import answer_correct, feedback_metric
@@ -103,37 +103,43 @@ class Job:
         return {"lm": self.teacher_lm} if self.teacher_lm else {}
 
 
-# While bootstrapping demos, a correct run's failed steps are dropped (optimizers/demos.py).
-DEMO_METRIC = useful_steps(answer_correct)
-
-
-def labeled_teacher(job: Job) -> dspy.Module:
+def labeled_teacher(student: dspy.Module, trainset: list[dspy.Example]) -> dspy.Module:
     """The program that runs the train questions while demos are bootstrapped: DSPy's own teacher when
     labeled demos are on (LabeledFewShot: two train questions with their gold answers in each step's
     prompt), though the compiled program gets none of them. With the uncompiled program as teacher, the
     TAT-QA compile at 969aec7 bootstrapped 0 traces from 8 train questions; with this one, at 9a45e6c,
     2 from 5. A gold value a demo leaks into a run is not printed in its passages, so that step is not
     kept (`optimizers.demos.useful_step`)."""
-    return dspy.LabeledFewShot(k=TEACHER_LABELED_DEMOS).compile(job.student.reset_copy(), trainset=job.trainset)
+    return dspy.LabeledFewShot(k=TEACHER_LABELED_DEMOS).compile(student.reset_copy(), trainset=trainset)
+
+
+def bootstrap(student: dspy.Module, trainset: list[dspy.Example], teacher_settings: dict | None = None,
+              **settings) -> dspy.Module:
+    """`ferret compile --optimizer bootstrap` (its light budget by default): DSPy's BootstrapFewShot with
+    `demo_metric`, run by the labeled teacher, demos bootstrapped only."""
+    settings = {**BUDGETS["bootstrap"]["light"], **settings}
+    optimizer = dspy.BootstrapFewShot(metric=demo_metric, teacher_settings=teacher_settings or {}, **settings)
+    return optimizer.compile(student, teacher=labeled_teacher(student, trainset), trainset=trainset)
 
 
 def _bootstrap(job: Job) -> dspy.Module:
-    optimizer = dspy.BootstrapFewShot(metric=DEMO_METRIC, teacher_settings=job.teacher_settings, **job.settings)
-    return optimizer.compile(job.student, teacher=labeled_teacher(job), trainset=job.trainset)
+    return bootstrap(job.student, job.trainset, job.teacher_settings, **job.settings)
 
 
 def _random_search(job: Job) -> dspy.Module:
-    optimizer = dspy.BootstrapFewShotWithRandomSearch(metric=DEMO_METRIC, num_threads=job.threads,
+    optimizer = dspy.BootstrapFewShotWithRandomSearch(metric=demo_metric, num_threads=job.threads,
                                                       teacher_settings=job.teacher_settings, **job.settings)
-    return optimizer.compile(job.student, teacher=labeled_teacher(job), trainset=job.trainset, valset=job.valset)
+    return optimizer.compile(job.student, teacher=labeled_teacher(job.student, job.trainset),
+                             trainset=job.trainset, valset=job.valset)
 
 
 def _mipro(job: Job) -> dspy.Module:
     settings = dict(job.settings)
     run = {key: settings.pop(key) for key in MIPRO_COMPILE_SETTINGS if key in settings}
-    optimizer = dspy.MIPROv2(metric=DEMO_METRIC, task_model=job.task_lm, prompt_model=job.prompt_lm,
+    optimizer = dspy.MIPROv2(metric=demo_metric, task_model=job.task_lm, prompt_model=job.prompt_lm,
                              teacher_settings=job.teacher_settings, num_threads=job.threads, **settings)
-    return optimizer.compile(job.student, teacher=labeled_teacher(job), trainset=job.trainset, valset=job.valset, **run)
+    return optimizer.compile(job.student, teacher=labeled_teacher(job.student, job.trainset),
+                             trainset=job.trainset, valset=job.valset, **run)
 
 
 def _gepa(job: Job) -> dspy.Module:
@@ -285,7 +291,6 @@ def _optimize(optimizer: str, job: Job, out: Path, track: bool) -> None:
             job.student.load_state(best.state)
         save_program(job.student, out)
         raise CompileInterrupted(out) from interrupt
-    keep_uncompiled_demos(compiled, job.student)
     save_program(compiled, out)
 
 

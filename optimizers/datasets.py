@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ferret.corpus.ingest import BUCKET_METADATA, ingest, ingest_bucket_folder, is_bucket_folder
 from ferret.paths import cache_dir
+from ferret.programs import chunk_summarizer
 
 Loaded = tuple[list[dspy.Example], list[Path]]
 SPLITS = ("train", "dev", "test")
@@ -307,12 +308,13 @@ def load_dataset(name: str, data: str | Path) -> Loaded:
 
 def prepare_index(files: list[Path], index: Path, progress: bool = False) -> None:
     """Ingest the dataset's files (users' own JSONL sets have none: their index must exist); a folder
-    holding a metadata.jsonl is ingested as the bucket named after it."""
+    holding a metadata.jsonl is ingested as the bucket named after it (by the index's summaries' writer, an
+    LM's too)."""
     folders = [path for path in files if is_bucket_folder(path)]
     rest = [path for path in files if path not in folders]
-    reports = [ingest_bucket_folder(folder, index, progress=progress) for folder in folders]
+    reports = [ingest_bucket_folder(folder, index, progress=progress, summarizer=chunk_summarizer) for folder in folders]
     if rest:
-        reports.append(ingest(rest, index, progress=progress))
+        reports.append(ingest(rest, index, progress=progress, summarizer=chunk_summarizer))
     for report in reports:
         if report.errors and not report.ingested:
             raise ValueError(f"nothing could be ingested into {index}: {report.errors[0]}")

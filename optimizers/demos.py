@@ -1,23 +1,24 @@
-"""Which steps of a correct run become demos when an optimizer bootstraps them.
+"""Which runs become demos when an optimizer bootstraps them: `demo_metric`, which only scores.
 
 DSPy's BootstrapFewShot (also inside random search and MIPROv2) turns every step of a run whose
 answer passed the metric into a demo for that step's predictor. In a run of the looping program
 the answer can be right while some steps failed on the way: the first compile of the iterative
 program on the embedded model bootstrapped an Extraction demo with no findings ("No findings") and
 one whose failure_reason said "The results do not hold the values.", and the compiled program
-copied them: 16 of 19 dev questions then failed. So a correct run keeps only the steps that did
-their job (`useful_step`), and a predictor left without a bootstrapped demo keeps the uncompiled
-program's own (the Router's worked readings, `keep_uncompiled_demos`).
+copied them: 16 of 19 dev questions then failed; a read whose reasoning said "44.1 - 56.7 = 9.6" beside
+the right calculation made its compiled program write the model's own arithmetic. So a run passes for
+bootstrapping only when its answer is right and stated grounded and every step did its job
+(`useful_step`); the metric rejects a run, it never edits the trace (DSPy makes demos of exactly the
+steps it recorded, so the compiled state is what ran).
 """
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import dspy
 
 from ferret.corpus.numbers import numbers_in
-from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
-                                        may_ask_calculation)
+from ferret.optimizers.metrics import answer_correct
+from ferret.programs.arithmetic import ExpressionError, asks_calculation, compute, is_calculation, may_ask_calculation
+from ferret.programs.grounding import GROUNDED
 from ferret.programs.passage_answer import CONSTANTS
 from ferret.programs.structured import grounded
 from ferret.programs.verify import same_number, value_on_page
@@ -31,13 +32,16 @@ def useful_step(predictor: dspy.Predict, inputs: dict, outputs: dspy.Prediction)
     wrote (calculation, answer, reasoning) is printed in its passages or question, a small constant,
     or the result of the calculation it used (see `answer_from_passages`), computed in code: the first
     TAT-QA compile kept a read whose reasoning said "44.1 - 56.7 = 9.6", and its program scored 0.0625
-    on 16 dev questions against 0.3125 uncompiled. A Router step (it
-    outputs a decision) read terms that are the question's own words, and buckets the corpus overview
-    lists. Other steps are kept."""
+    on 16 dev questions against 0.3125 uncompiled; and it wrote no calculation it did not answer with (the
+    TAT-QA compile at 7b63cce kept reads with "795 + 772" beside the answer "795 and 772", and its program
+    wrote a subtraction for most dev questions). A Router step (it outputs a decision) read terms that are
+    the question's own words, and buckets the corpus overview lists. Other steps are useful."""
     fields = predictor.signature.output_fields
     if "missing" in fields:
         printed = _printed(inputs)
         answer, calculation = outputs.get("answer") or "", _calculation_used(inputs, outputs, printed)
+        if Calculation.model_validate(outputs.get("calculation") or {}).expression.strip() and not calculation:
+            return False
         computed: list[float] = []
         if calculation:
             try:
@@ -84,56 +88,11 @@ def _calculation_used(inputs: dict, outputs: dspy.Prediction, printed: list[floa
     return ""
 
 
-def demo_step(predictor: dspy.Predict, inputs: dict, outputs: dspy.Prediction) -> tuple:
-    """The step as it should be shown as a demo. A first-rung read whose calculation the program
-    answered with states that result as its answer, and, where its reasoning wrote numbers of its own
-    (the embedded model's arithmetic: "$44.1 - $56.7 = $9.6" beside the right calculation
-    "44.1 - 56.7"), names the calculation instead. Of the TAT-QA compile at a505311's two correct
-    traces, both reads were such and were dropped whole, so the compiled program learned nothing.
-    A read answered with its text shows no calculation: the TAT-QA compile at 7b63cce kept reads with
-    "795 + 772" beside the answer "795 and 772", and its program wrote a subtraction for most dev
-    questions. Other steps are returned as they are; `useful_step` then judges the result."""
-    if "missing" not in predictor.signature.output_fields:
-        return predictor, inputs, outputs
-    printed = _printed(inputs)
-    calculation = _calculation_used(inputs, outputs, printed)
-    if not calculation:
-        written = Calculation.model_validate(outputs.get("calculation") or {}).expression
-        return predictor, inputs, (dspy.Prediction(**{**outputs.toDict(), "calculation": Calculation()})
-                                   if written.strip() else outputs)
-    try:
-        value = compute(calculation).value
-    except ExpressionError:
-        value = None
-    if value is None:
-        return predictor, inputs, outputs
-    shown = {**outputs.toDict(), "answer": format_result(value)}
-    if not _shown(outputs.get("reasoning") or "", printed, [value]) and "reasoning" in outputs:
-        shown["reasoning"] = f"The answer is the result of {calculation}, whose values the passages print."
-    return predictor, inputs, dspy.Prediction(**shown)
-
-
-def useful_steps(metric: Callable) -> Callable:
-    """`metric`, which while bootstrapping (a trace is given) also turns a passing run's steps into
-    what a demo should show (`demo_step`) and drops those that are not `useful_step`s, so that DSPy
-    makes demos of the others only."""
-
-    def keeping_useful_steps(example, pred, trace=None, *args, **kwargs):
-        score = metric(example, pred, trace, *args, **kwargs)
-        if trace is not None and score:
-            trace[:] = [step for step in (demo_step(*step) for step in trace) if useful_step(*step)]
+def demo_metric(example, pred, trace=None) -> float | bool:
+    """`answer_correct`; while bootstrapping (a trace is given), a pass only when the answer is also stated
+    grounded and every step of the trace did its job (`useful_step`). The trace is never edited: a run with
+    one failed or made-up step gives no demo at all."""
+    score = answer_correct(example, pred)
+    if trace is None:
         return score
-
-    keeping_useful_steps.__name__ = getattr(metric, "__name__", "metric")
-    return keeping_useful_steps
-
-
-def keep_uncompiled_demos(compiled: dspy.Module, uncompiled: dspy.Module) -> None:
-    """A predictor the optimizer left without a bootstrapped demo (only labeled questions, or none)
-    gets the uncompiled program's demos back in front of them: optimizers start from a copy with no
-    demos, which would drop the Router's worked readings."""
-    before = dict(uncompiled.named_predictors())
-    for name, predictor in compiled.named_predictors():
-        own = before[name].demos
-        if own and not any(demo.get("augmented") or demo in own for demo in predictor.demos):
-            predictor.demos = [*own, *predictor.demos]
+    return bool(score) and pred.get("grounding") == GROUNDED and all(useful_step(*step) for step in trace)

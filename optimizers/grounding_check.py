@@ -7,7 +7,7 @@ computed value is grounded through its operands, which the gold does not give), 
   gold pages (FinanceBench's evidence pages; every page of a passage dataset's evidence documents). A
   right answer that does not ground is an answer the program will not state.
 - `distractor_grounded_rate`: a wrong value of the same kind printed on the same pages (another number
-  for a numeric gold, another name for a text gold; yes/no golds have none), picked at random with a
+  for a numeric gold, another name for a text gold, the opposite verdict for a yes/no gold), picked at random with a
   fixed seed, grounded. A wrong answer that grounds is one a user would trust.
 - `retrieved_distractor_grounded_rate`: the same for a wrong value printed only on the pages among the
   question's top 5 hybrid passages (what one read sees) that are not gold pages, grounded on all those
@@ -32,7 +32,6 @@ from pathlib import Path
 
 import dspy
 
-from ferret.corpus.hops import names
 from ferret.corpus.numbers import number_spans
 from ferret.corpus.tools import Corpus
 from ferret.optimizers.datasets import load_dataset, prepare_index, split
@@ -40,6 +39,7 @@ from ferret.optimizers.metrics import answer_correct
 from ferret.optimizers.retrieval import search
 from ferret.programs.comparison import compare
 from ferret.programs.grounding import GROUNDED, LEVELS, ground, stems
+from ferret.programs.hops import names
 from ferret.programs.passage_answer import asks_yes_no
 from ferret.programs.table_rung import table_read
 from ferret.programs.verify import finding_number, same_number
@@ -123,7 +123,9 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
             rungs["comparison", "answered"] += 1
             rungs["comparison", "right"] += answer_correct(
                 example, dspy.Prediction(status="answer", answer=compared.answer)) == 1.0
-        if asks_yes_no(example.question):
+        if asks_yes_no(example.question):  # its wrong value is the opposite verdict
+            verdict = "No" if answer.strip().lower().startswith("yes") else "Yes"
+            counts["distractor"][ground(example.question, verdict, None, pages, corpus).level] += 1
             continue
         on_gold_pages = "\n".join(corpus.page_text(*page) or "" for page in pages)
         if other := distractor(example.question, answer, on_gold_pages, rng):

@@ -304,7 +304,8 @@ def make_judge_metric(lm: dspy.LM) -> Callable[..., float]:
 def feedback_metric(example: dspy.Example, pred: dspy.Prediction, trace=None, pred_name=None,
                     pred_trace=None) -> dspy.Prediction:
     """GEPA's metric: score = answer_correct; feedback says what was wrong with the answer, its citations
-    and its evidence."""
+    and its evidence, and, for the predictor GEPA is improving (`pred_name`), what its step did in this run
+    (`_step_feedback`)."""
     score = answer_correct(example, pred)
     answer = _answer(pred)
     notes = []
@@ -335,7 +336,24 @@ def feedback_metric(example: dspy.Example, pred: dspy.Prediction, trace=None, pr
         notes.append("Gold evidence not among the retrieved evidence: "
                      + ", ".join(f"{key[0]} p.{key[1]}" if isinstance(key, tuple) else key for key in sorted(missing))
                      + ".")
+    if pred_name:
+        notes.append(_step_feedback(pred_name, pred))
     return dspy.Prediction(score=score, feedback=" ".join(notes))
+
+
+STEP_FIELDS = ("answer", "calculation", "status", "reason", "error", "grounding", "findings")
+
+
+def _step_feedback(pred_name: str, pred: dspy.Prediction) -> str:
+    """What the step of predictor `pred_name` ("read.predict" is the step "read") did, from the run's
+    trajectory: its last entry's answer, calculation, status, reason, error and grounding; or that it did not
+    run and which step answered."""
+    step = pred_name.split(".")[0]
+    logged = [entry for entry in pred.get("trajectory") or [] if entry.get("step") == step]
+    if not logged:
+        return f"The {step} step did not run for this question (answered by: {pred.get('answered_by') or 'none'})."
+    said = "; ".join(f"{key}: {str(logged[-1][key])[:120]}" for key in STEP_FIELDS if logged[-1].get(key))
+    return f"The {step} step ran {len(logged)} time(s); the last time, {said or 'it returned nothing'}."
 
 
 def _format(number: float) -> str:

@@ -1,5 +1,5 @@
 """Retrieval-only evaluation of the search tools (no LM): text, semantic and hybrid search, "hops"
-(hybrid search, then the bridges and parts it leads to, `corpus.hops`) and "long_text" (hybrid search
+(hybrid search, then the bridges and parts it leads to, `programs.hops`) and "long_text" (hybrid search
 over long documents' chunk summaries, then over the segments inside the chunks it picked; plain hybrid
 search where no document has chunks, as in passage sets).
 
@@ -17,10 +17,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ferret.corpus.hops import hop_search
 from ferret.corpus.tools import Corpus
 from ferret.optimizers.datasets import DATASETS, load_dataset, prepare_index, split
 from ferret.optimizers.metrics import text_gold
+from ferret.programs.hops import hop_search
 
 MODES = ("text", "semantic", "hybrid", "hops", "long_text")
 GOLDS = ("text", "number")  # questions kept by the kind of their gold answer

@@ -28,6 +28,15 @@ def make_program(name: str, corpus, max_iterations: int | None = None, accept: s
     raise ValueError(f"unknown program {name!r}; programs: {', '.join(PROGRAM_NAMES)}")
 
 
+def chunk_summarizer(spec: str):
+    """The chunk summarizer of the LM `spec` ("local", a GGUF file or a LiteLLM model string, as for `--lm`;
+    `programs.summaries.ChunkSummarizer`): what callers of `corpus.ingest.ingest` pass as `summarizer`, which
+    the ingest calls only when an LM writes the summaries (so an ingest without one does not import DSPy)."""
+    from ferret.programs.summaries import ChunkSummarizer
+
+    return ChunkSummarizer(spec)
+
+
 def load_compiled(program, path, **explicit) -> None:
     """Load a compiled state (`ferret compile`'s JSON) into `program`, after checking that the file is
     JSON holding every predictor of this program: ValueError naming the file and what is wrong. The

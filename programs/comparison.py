@@ -1,5 +1,5 @@
 """Comparisons answered in code, with no LM: a question that sets named things side by side
-(`corpus.hops.parts`), answered from each one's own page, the document titled by its name, by what
+(`programs.hops.parts`), answered from each one's own page, the document titled by its name, by what
 that page opens with.
 
 - order: "Which band was formed first, The Exies or Circus Diablo?", "Who is the oldest, A or B?": the
@@ -33,9 +33,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ferret.corpus.hops import parts, title_name
 from ferret.corpus.passages import without_title
 from ferret.corpus.words import STOPWORDS
+from ferret.programs.hops import parts, title_name
 from ferret.programs.passage_answer import ARTICLE, asks_yes_no
 from ferret.signatures.types import Finding
 

@@ -11,10 +11,10 @@ operands; else the words it adds to the question) is looked for on the pages it 
 - `on_page`: printed on a cited page, but in a row, column or sentence that is not the question's;
 - `unsupported`: printed on no cited page, or of another type than the question asks for (a section
   number for a count of days, a name for an amount, no yes or no to a yes/no question).
-The answer's level is its weakest value's; a yes/no answer is grounded when a cited sentence states at
-least half of the question's claim (of a claim about named things, a line about one of them, what it
-judges of them). Question words are stems (`corpus.hops.stems`), a few synonyms of
-financial statements joined (SYNONYMS), words of the questions' boilerplate (GENERIC) and the cited
+The answer's level is its weakest value's. A yes or no is grounded only when code computed it (a trend's
+verdict from its years' values, `programs.statement_metric`; the profile's comparison rung): a page that
+states the claim grounds "yes" and "no" alike, so a verdict the model stated is `on_page` at most.
+Question words are stems (`corpus.words.stems`), a few synonyms of financial statements joined (SYNONYMS), words of the questions' boilerplate (GENERIC) and the cited
 document's own name aside (every line of a filing is about its company).
 All of this is code, without an LM. A text value's sentence can name several things, so a program that
 states only grounded answers also asks its model whether that sentence answers the question with the
@@ -26,11 +26,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from ferret.corpus.hops import linked, names, parts
 from ferret.corpus.words import STOPWORDS, words
 from ferret.corpus.numbers import YEAR, number_spans, numbers_in
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, names_operation, operations
+from ferret.programs.hops import linked, names, parts
 from ferret.programs.passage_answer import asks_yes_no
 from ferret.programs.verify import TOLERANCE, same_number
 
@@ -45,8 +45,6 @@ GENERIC = {"amoun", "total", "value", "answe", "usd", "milli", "billi", "thous",
            "detai", "shown", "infor", "provi", "base", "based", "state", "using", "round", "decim", "place", "units",
            "perce", "compa", "repor", "give", "year", "years", "perio", "figur", "metri", "prima", "outli", "taking",
            "accou", "numbe"}
-JUDGEMENT = {"impro", "posit", "negat", "consi", "healt", "decli", "incre", "decre", "histo", "signi", "relev", "usefu",
-             "stabl", "stron", "weak", "profi", "have", "does"}  # a claim's verdict, not what it judges
 _DATE_DAY = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+$", re.IGNORECASE)
 _LARGEST = re.compile(r"\b(?:largest|highest|greatest|most|larger|higher|greater|more|maximum)\b", re.IGNORECASE)
 _SMALLEST = re.compile(r"\b(?:smallest|lowest|least|smaller|lower|less|fewer|minimum)\b", re.IGNORECASE)
@@ -100,7 +98,7 @@ class Grounding:
 
 
 def stems(text: str) -> set[str]:
-    """Content words cut to five letters (as `corpus.hops`), "Other" and "Less" kept: they name table rows;
+    """Content words cut to five letters (as `programs.hops`), "Other" and "Less" kept: they name table rows;
     a possessive's or plural's apostrophe cut ("days'" is "days", "ACME's" is "acme"); a period ("FY2022",
     "Q3") or a form's number ("10-K") is no word (its year counts as a year)."""
     found = (_POSSESSIVE.sub("", word) for word in words(text))
@@ -326,7 +324,7 @@ def ground(question: str, answer: str, values: Sequence[float] | None, pages: Se
     `page_cells`). `values`: the numbers to ground, when the caller knows them (the operands of
     `computation`); else those the answer states (`stated_numbers`) when the question asks for a number
     or a year or the answer is one; else its words. `bridges`: the names through which a multi-hop
-    search reached its pages (`corpus.hops`); a context naming one is about the question as if it named
+    search reached its pages (`programs.hops`); a context naming one is about the question as if it named
     the question's words. A number of another unit, scale or sign than the question names (`unit_type`)
     is `on_page` at most, however well its operands ground."""
     result = _ground(question, answer, values, pages, corpus, computation, bridges)
@@ -350,7 +348,7 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
     pages = list(dict.fromkeys(pages))
     texts = {place: corpus.page_text(*place) or "" for place in pages}
     if asks_yes_no(question) and not verdict:
-        return _ground_claim(question, texts, corpus)
+        return _verdict(question, texts)
     if values is None:
         if not (asks_number(question) or _ASKS_YEAR.search(question) or numbers_only(answer)):
             return _ground_text(question, answer, texts, bridges)
@@ -625,32 +623,11 @@ def _subject_pages(texts: dict[tuple[str, int], str], subjects: list[set[str]], 
                      if any(other != place and (names_title(other, place) or names_title(place, other)) for other in naming)}
 
 
-def _ground_claim(question: str, texts: dict[tuple[str, int], str], corpus) -> Grounding:
-    """A yes/no answer (a verdict code cannot check): grounded when a cited sentence or row label names at
-    least half of what the claim judges (its words but the verdict's own, JUDGEMENT, and the company's
-    name), and a claim about two named things ("Are A and B both ...") has each named on a cited page
-    and is grounded only by a line said of them (of one's own page, or naming one in full: not "Waterloo
-    International Airport" for Watertown's) that names what it judges of them, their names aside ("same"
-    of "Are A and B in the same state?")."""
-    options = parts(question)
-    claim = question_stems(asks_yes_no(question).split("(")[0]) - JUDGEMENT - stems(" ".join(options))
-    named = [re.compile(r"(?<!\w)" + re.escape(option) + r"(?!\w)", re.IGNORECASE) for option in options]
-    for option, name in zip(options, named):
-        if not any(name.search(text) for text in texts.values()):
-            return Grounding(ON_PAGE, f"no cited page names {option}")
-    result = Grounding(ON_PAGE, "no cited sentence or row names what the question judges")
-    for place, text in texts.items():
-        judged = claim - _name_stems(place[0])
-        lines = SENTENCE.split(text) + [row["label"] for row in corpus.page_cells(*place)]
-        if options and not any(linked(option, place[0]) for option in options):
-            lines = [line for line in lines if any(name.search(line) for name in named)]
-        if line := next((line for line in lines if judged and len(judged & stems(line)) * 2 >= len(judged)), None):
-            result.pages[place] = GROUNDED
-            result.level, result.reason = GROUNDED, ""
-            result.shown = [f"{' '.join(line.split())[:60]} · p.{place[1]}"]
-        else:
-            result.pages.setdefault(place, ON_PAGE)
-    return result
+def _verdict(question: str, texts: dict[tuple[str, int], str]) -> Grounding:
+    """A yes or no that code did not compute is `on_page` at most: what a page says grounds a claim's words,
+    not its verdict, so the opposite verdict would ground as well."""
+    return Grounding(ON_PAGE, "a yes or no that code did not compute: a page grounds the claim, not the verdict",
+                     pages={place: ON_PAGE for place in texts})
 
 
 def _name_stems(doc_id: str) -> set[str]:

@@ -1,5 +1,10 @@
 """The iterative retriever: one looping dspy.Module whose steps are typed signatures.
 
+`forward` runs the steps below in order over one typed state (`programs.run.Run`): each step is
+`(state) -> outcome | None`, the first outcome ends the question (`_answer`), and the last step always
+gives one. A step whose LM call fails after DSPy's retries records the error and the question ends on it;
+only DSPy's own errors (an LM call that failed, output that did not parse) are caught, never code's.
+
 question → table rung, no LM (`programs.table_rung`): a change, percentage change or average between
   two years of the one table row the question names, or a filing's metric of a fiscal year from its
   statements' line items, or a verdict on its trend or sign, computed in code and settled like a read's
@@ -19,10 +24,10 @@ question → table rung, no LM (`programs.table_rung`): a change, percentage cha
   Otherwise the values it read are kept as findings, its failure is recorded with the reason, and the
   ladder goes on without repeating its search (`Attempt.first_rung`).
 → hops rung, when the first read did not answer: the same read of the passages of a multi-hop search
-  in code, no LM (`corpus.hops.hop_search`: the question's top passages, then those of the bridge names
+  in code, no LM (`programs.hops.hop_search`: the question's top passages, then those of the bridge names
   they print and of each compared name), skipped when it finds no passage the first read did not read.
   With the small-model profile (`programs.repairs`: the embedded models only) a question worded as a
-  comparison or a bridge (`corpus.hops.hop_needed`) skips the first read for the hops read, and a
+  comparison or a bridge (`programs.hops.hop_needed`) skips the first read for the hops read, and a
   comparison is first tried in code on each part's own page (`programs.comparison`, no LM).
 → loop (the reads are the first of `max_iterations`):
     shopping item → the strategy's search (the item's words; for the question itself the label
@@ -51,28 +56,28 @@ failure reasons, decided in code. The Planner runs only when an iteration is lef
 
 What to try next is `programs.strategy.Policy` (plain Python): escalate by cost after a failure,
 re-anchor on the best earlier hit, never repeat a failed (item, strategy), replan after repeated
-failure. Malformed LM output never crashes a question: it becomes a recorded failure; a malformed
-agent tool step only ends the agent's tool calls, and the extraction still reads the results.
+failure. Malformed LM output never crashes a question: it becomes a recorded failure (a malformed agent
+tool step, its rung's).
 """
 from __future__ import annotations
 
-import json
 from collections import deque
 from pathlib import Path
 
 import dspy
-from dspy.utils.exceptions import AdapterParseError, LMError
+from dspy.utils.exceptions import DSPyError
 
-from ferret.corpus.hops import hop_needed, hop_search
 from ferret.corpus.tools import Corpus
-from ferret.programs.arithmetic import SUM_ASKED, operations
+from ferret.programs.arithmetic import SUM_ASKED
 from ferret.programs.comparison import compare
 from ferret.programs.confirm import confirmed
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
+from ferret.programs.hops import hop_needed, hop_search
 from ferret.programs.passage_answer import PassageAnswer, answer_from_passages
 from ferret.programs.repairs import repairs_on, step_lm
 from ferret.programs.row_arithmetic import named_rows, row_passage
-from ferret.programs.result import check_input, error_text, measured, outcome
+from ferret.programs.result import check_input, measured, outcome
+from ferret.programs.run import Run
 from ferret.programs.settings import SavedSettings
 from ferret.programs.table_rung import table_read
 from ferret.programs.strategy import Attempt, Policy, Strategy, ladder
@@ -85,10 +90,10 @@ from ferret.signatures.types import FailedSearch, Finding, RouteDecision
 
 MAX_SECTIONS_SHOWN = 60
 SECTION_TOKENS = 800  # budget of one section read (the agent's fetch_section, the neighbors rung)
-MAX_REASON_CHARS = 160
 MAX_ITEM_CHARS = 150  # a shopping item names one value; a longer "item" from the LM is a copied failure or ramble
 MAX_EVIDENCE = 20
 READ_ROWS = 2  # table rows the question names, read by the first rung beside its passages
+READ_RUNGS = ("table", "read", "long_text", "hops", "comparison")  # one read settles them: no Rerank
 STEPS = ("route", "read", "confirm", "extract", "evaluate", "synthesize", "plan", "rerank")
 SECTIONS_NOT_SHOWN = "(not shown: read the results)"
 SUMMARY_SENTENCES = 2  # of the chosen chunk's summary, read beside its passages on the long_text route
@@ -140,10 +145,10 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         self.agent_steps = agent_steps
         self.row_limit = row_limit
         self.route = dspy.Predict(Router)
-        self.route.demos = list(ROUTER_EXAMPLES)  # worked readings, until a compile replaces them
+        self.route.demos = list(ROUTER_EXAMPLES)  # worked readings: the saved state's, until a compile bootstraps its own
         self.read = dspy.ChainOfThought(ReadPassages)
         self.confirm = dspy.Predict(ConfirmAnswer)
-        self.extract = _Agent(Extraction, tools=self._tools(), max_iters=agent_steps)
+        self.extract = dspy.ReAct(Extraction, tools=self._tools(), max_iters=agent_steps)
         self.evaluate = dspy.Predict(Evaluator)
         self.synthesize = dspy.ChainOfThought(Synthesis)
         self.plan = dspy.Predict(Planner)
@@ -159,79 +164,128 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         """`tried`: searches that already failed for this question (a conversation's pending question,
         now clarified): the steps see them as this run's own failures."""
         check_input(self.corpus, question, doc_id, bucket)
-        state = _Run(question, doc_id, bucket, self.on_step)
-        state.failures = [FailedSearch.model_validate(failure) for failure in tried or []]
-        return measured(lambda: self._answer_or_stop(state))
+        state = Run(question, doc_id, bucket, on_step=self.on_step,
+                    hop_wait=hop_needed(question) if repairs_on(self.repairs, step_lm(self.read)) else "",
+                    failures=[FailedSearch.model_validate(failure) for failure in tried or []])
+        return measured(lambda: self._result(state, self._answer(state)))
 
-    def _answer_or_stop(self, state: "_Run") -> dspy.Prediction:
-        """The answer; or, once a step's LM call failed after DSPy's retries (an HTTP error, a rate
-        limit, a timeout), that step recorded and the question ended as a failure naming the error:
-        the next steps would call the same LM."""
-        try:
-            return self._answer(state)
-        except _LMFailed as failed:
-            return self._result(state, outcome("fail", reason=f"the LM failed: {failed}"), rerank=False)
+    def _answer(self, state: Run) -> dict:
+        """The outcome of the first step that settles the question; each step is `(state) -> outcome | None`,
+        and the last (`_last_chance`) always settles it. Once a step's LM call failed after DSPy's retries
+        (an HTTP error, a rate limit, a timeout), the question ends as a failure naming the error: the next
+        steps would call the same LM."""
+        for step in (self._table, self._route, self._first_read, self._compare, self._hops, self._ladder,
+                     self._last_chance):
+            settled = step(state)
+            if state.lm_error:
+                settled = outcome("fail", reason=f"the LM failed: {state.lm_error}")
+            if settled is not None:
+                break
+        return settled
 
-    def _answer(self, state: "_Run") -> dspy.Prediction:
-        question = state.question
-        if (table := self._table(state)) is not None:  # code first: no LM call, not even the Router's
-            return self._result(state, table, rerank=False)
-        decision = self._route(state)
+    # --- the steps, in order ------------------------------------------------------------------------
+    def _table(self, state: Run) -> dict | None:
+        """The table rung (`programs.table_rung`), before the Router and any read, settled as a read's
+        calculation; None, with nothing recorded, when the question is none of its kinds."""
+        if (table := table_read(self.corpus, state.question, state.bucket, state.doc_id)) is None:
+            return None
+        state.show(table.hits)
+        step = {"rung": "table", "strategy": f"table: {table.how}, computed in code", "results": len(table.hits),
+                "calculation": table.expression, "answer": table.read.answer, "lm_call": False}
+        return self._settle(state, "table", step, table.hits, table.read, table.read.problem)
+
+    def _route(self, state: Run) -> dict | None:
+        """The Router's reading (`_routed`) and the ladder of strategies it implies (`strategy.ladder`); a list or
+        aggregate question on the structured route answered in code from annotations (`programs.structured`:
+        filters widened when empty, an overload asks to narrow); when even that finds no row, the steps after
+        run on the other routes."""
+        state.decision = decision = self._routed(state)
         rungs = ladder(decision.route, decision.fallbacks, document_scoped=state.doc_id is not None,
                        filtered=bool(state.routed_bucket or state.filters))
-        query = table_query(decision, self.corpus, question, state.bucket or state.routed_bucket, state.doc_id)
+        query = None if state.lm_error else table_query(decision, self.corpus, state.question,
+                                                         state.bucket or state.routed_bucket, state.doc_id)
         if query is not None:
-            table = answer_from_annotations(self.corpus, query, question, self.row_limit)
+            table = answer_from_annotations(self.corpus, query, state.question, self.row_limit)
             state.table_attempts = table.attempts
             state.log("structured", {"op": query.op, "attempts": table.attempts, "rows": len(table.rows)})
             if table.outcome is not None:
                 state.findings, state.rows, state.derived, state.rung = table.findings, table.rows, table.derived, "structured"
-                return self._result(state, table.outcome)
+                return table.outcome
             rungs = [rung for rung in rungs if rung.method != "annotations"]  # widened and still empty
-        policy = Policy(rungs)
-        # the small-model profile: a question worded as a comparison or a bridge waits for the hops (a 0.5B read
-        # answers from half the way), and a comparison is first tried in code
-        why = hop_needed(question) if repairs_on(self.repairs, step_lm(self.read)) else ""
-        if not why and (read := self._read(state, policy, *self._question_hits(state, decision.route))) is not None:
-            return self._result(state, read, rerank=False)
-        if why and (compared := self._compare(state, policy)) is not None:
-            return self._result(state, compared, rerank=False)
-        hits = self._hop_hits(state, why)
-        if hits and (read := self._read(state, policy, hits, "hops")) is not None:
-            return self._result(state, read, rerank=False)
+        state.policy = Policy(rungs)
+        return None
+
+    def _first_read(self, state: Run) -> dict | None:
+        """The first rung: the question's passages read by one typed step (`_read`). The small-model profile
+        skips it for a question worded as a comparison or a bridge (`hop_wait`): a 0.5B read answers from half
+        the way."""
+        return None if state.hop_wait else self._read(state, *self._question_hits(state, state.decision.route))
+
+    def _compare(self, state: Run) -> dict | None:
+        """The small-model profile's comparison rung, no LM, for a question worded as a comparison (`hop_wait`):
+        the question's parts compared on their own pages (`programs.comparison`), settled as a read's answer
+        whose grounding is the comparison's: each part's value printed in its page's sentence; None, with
+        nothing recorded, when the comparison does not decide."""
+        found = compare(state.question, self.corpus, bucket=state.bucket, doc_id=state.doc_id) if state.hop_wait else None
+        if found is None:
+            return None
+        hits = [side.hit for side in found.sides]
+        state.show(hits)
+        shown = [f"{side.name}: {side.value} · p.{side.hit['page']}" for side in found.sides]
+        grounding = Grounding(GROUNDED, shown=shown, pages={(h["doc_id"], h["page"]): GROUNDED for h in hits})
+        step = {"rung": "comparison", "strategy": f"comparison ({found.kind}): each part on its own page, in code",
+                "results": len(hits), "answer": found.answer, "values": shown, "lm_call": False}
+        return self._settle(state, "comparison", step, hits, PassageAnswer(found.answer, found.findings), "", grounding)
+
+    def _hops(self, state: Run) -> dict | None:
+        """The hops rung: the read (`_read`) of a multi-hop search's passages (`_hop_hits`), when it found one
+        the first read did not read."""
+        hits = self._hop_hits(state, state.hop_wait)
+        return self._read(state, hits, "hops") if hits else None
+
+    def _ladder(self, state: Run) -> dict | None:
+        """The loop after the reads (which are the first of `max_iterations`): each shopping item searched by the
+        strategy the policy picks (`_extract`), Synthesis after a step that kept new findings; its outcome
+        once it is not "needs", else None."""
+        decision, policy = state.decision, state.policy
         subqueries = [q for q in decision.subqueries if _is_item(q)] if decision.intent in ("compute", "compare") else []
-        items = deque(subqueries or [question])
-        reads = sum(1 for step in state.trajectory if step["step"] == "read")  # the first iterations
+        items = deque(subqueries or [state.question])
+        reads = sum(1 for step in state.trajectory if step["step"] == "read")
         for iteration in range(reads, self.max_iterations):
-            item = items[0] if items else question
+            item = items[0] if items else state.question
             strategy = policy.next(item)
             if strategy is None:
                 state.log("strategy", {"item": item, "exhausted": True})
-                break
+                return None
             known = len(state.findings)
-            succeeded, resolved = self._extract(state, policy, item, strategy, list(items)[1:])
+            succeeded, resolved = self._extract(state, item, strategy, list(items)[1:])
             if succeeded:
                 for done in [item, *resolved]:
                     if done in items:
                         items.remove(done)
-            if iteration == self.max_iterations - 1:
-                break
+            if state.lm_error or iteration == self.max_iterations - 1:
+                return None
             if policy.should_replan():
                 items = deque(self._replan(state) or items)
+            if state.lm_error:
+                return None
             if len(state.findings) == known:  # nothing new: Synthesis already judged every kept finding
                 continue
             synthesis = self._synthesize(state, last_chance=False)
-            if synthesis["status"] != "needs":
-                return self._result(state, synthesis)
+            if state.lm_error or synthesis["status"] != "needs":
+                return synthesis
             if _is_item(synthesis["need"]) and synthesis["need"] not in items:
                 items.appendleft(synthesis["need"])
-        if not state.findings:
-            return self._result(state, self._nothing_found(state))
-        state.rung = "synthesis"  # the last chance: every finding kept, whichever rung found it
-        return self._result(state, self._synthesize(state, last_chance=True))
+        return None
 
-    # --- steps --------------------------------------------------------------------------------------
-    def _route(self, state: "_Run") -> RouteDecision:
+    def _last_chance(self, state: Run) -> dict:
+        """Synthesis with `last_chance` (answer or fail) over every finding kept, whichever rung found it; with
+        none, the failure decided in code (`_nothing_found`)."""
+        state.rung = "synthesis"
+        return self._synthesize(state, last_chance=True) if state.findings else self._nothing_found(state)
+
+    # --- what the steps call ------------------------------------------------------------------------
+    def _routed(self, state: Run) -> RouteDecision:
         """The Router's decision; with the small-model repairs, its aggregate only when the question asks
         for one (`asked_aggregate`), a "lookup" of a question that asks which things match, across
         the corpus, read as a list, a question that ends "in total" (`SUM_ASKED`) sent to the
@@ -244,7 +298,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         overview = "one given document" if state.doc_id else self.corpus.overview()
         try:
             decision = self.route(question=state.question, corpus_overview=overview).decision
-        except Exception as error:  # malformed output: fall back to the default route, and say so
+        except DSPyError as error:  # malformed output: fall back to the default route, and say so
             state.log("route", {"error": state.error(error)[1]})
             return RouteDecision(subqueries=[])
         if state.bucket is None and state.doc_id is None and len(decision.buckets) == 1 \
@@ -276,7 +330,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                                            **({"route": "structured", "fallbacks": [decision.route, *decision.fallbacks]}
                                               if summed else {})})
 
-    def _question_hits(self, state: "_Run", route: str) -> tuple[list[dict], str]:
+    def _question_hits(self, state: Run, route: str) -> tuple[list[dict], str]:
         """The first rung's passages and its name: the question's top hybrid passages (the one-call
         baseline's search, "read"); with `long_text`, for a question about one document or on the
         long_text route, where a long document's chunks are in scope, the top passages inside the chunks
@@ -296,8 +350,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         return self.corpus.search_text(state.question, bucket=state.bucket, top_k=self.read_k,
                                        context_chars=self.read_chars, doc_id=state.doc_id, hybrid=True), "read"
 
-    def _hop_hits(self, state: "_Run", why: str) -> list[dict]:
-        """The hops rung's passages (`corpus.hops`, no LM): the question's top passages, then those of the
+    def _hop_hits(self, state: Run, why: str) -> list[dict]:
+        """The hops rung's passages (`programs.hops`, no LM): the question's top passages, then those of the
         bridges they name and of the parts a comparison joins; [] when they hold no passage the first
         rung did not already read."""
         hops = hop_search(self.corpus, state.question, self.read_k, bucket=state.bucket, doc_id=state.doc_id,
@@ -308,23 +362,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                            **({} if new else {"skipped": "no passage the first read did not read"})})
         return hops.hits if new else []
 
-    def _compare(self, state: "_Run", policy: Policy) -> dict | None:
-        """The comparison rung, no LM: the question's parts compared on their own pages (`programs.comparison`),
-        settled as a read's answer whose grounding is the comparison's: each part's value printed in its
-        page's sentence; None, with nothing recorded, when the comparison does not decide."""
-        found = compare(state.question, self.corpus, bucket=state.bucket, doc_id=state.doc_id)
-        if found is None:
-            return None
-        hits = [side.hit for side in found.sides]
-        state.show(hits)
-        shown = [f"{side.name}: {side.value} · p.{side.hit['page']}" for side in found.sides]
-        grounding = Grounding(GROUNDED, shown=shown, pages={(h["doc_id"], h["page"]): GROUNDED for h in hits})
-        step = {"rung": "comparison", "strategy": f"comparison ({found.kind}): each part on its own page, in code",
-                "results": len(hits), "answer": found.answer, "values": shown, "lm_call": False}
-        return self._settle(state, policy, "comparison", step, hits, PassageAnswer(found.answer, found.findings), "",
-                            grounding)
-
-    def _read(self, state: "_Run", policy: Policy, hits: list[dict], rung: str) -> dict | None:
+    def _read(self, state: Run, hits: list[dict], rung: str) -> dict | None:
         """One typed read of `hits` (the first rung's, or the hops rung's) and the question's table rows, settled (`_settle`)."""
         state.show(hits)
         state.read_ids |= {hit["node_id"] for hit in hits}
@@ -333,30 +371,18 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         # inside one document its id is noise (a TAT-QA uuid's digits were copied as a value)
         passages = [f"[{n}] {'' if state.doc_id else h['doc_id'] + ' '}page {h['page']} ({h['section']}): {h['text']}"
                     for n, h in enumerate(hits, 1)]
-        read = None
-        repair = repairs_on(self.repairs, step_lm(self.read))
         try:
-            out = self.read(question=state.question, passages=passages,
-                            **({"demos": same_operations(self.read.predict.demos, state.question)} if repair else {}))
-            calculation = out.calculation.expression
-            read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources), repair=repair)
-            reason = out.missing.strip() or read.problem
-            step.update(calculation=calculation, answer=read.answer, sources=list(out.sources))
-        except Exception as error:
+            out = self.read(question=state.question, passages=passages)
+        except DSPyError as error:
             reason, step["error"] = state.error(error, "the read output was malformed")
-        return self._settle(state, policy, "read", step, hits, read, reason)
+            return self._settle(state, "read", step, hits, None, reason)
+        calculation = out.calculation.expression
+        read = answer_from_passages(state.question, hits, calculation, out.answer, list(out.sources),
+                                    repair=repairs_on(self.repairs, step_lm(self.read)))
+        step.update(calculation=calculation, answer=read.answer, sources=list(out.sources))
+        return self._settle(state, "read", step, hits, read, out.missing.strip() or read.problem)
 
-    def _table(self, state: "_Run") -> dict | None:
-        """The table rung (`programs.table_rung`), before the Router and any read, settled as a read's
-        calculation; None, with nothing recorded, when the question is none of its kinds."""
-        if (table := table_read(self.corpus, state.question, state.bucket, state.doc_id)) is None:
-            return None
-        state.show(table.hits)
-        step = {"rung": "table", "strategy": f"table: {table.how}, computed in code", "results": len(table.hits),
-                "calculation": table.expression, "answer": table.read.answer, "lm_call": False}
-        return self._settle(state, None, "table", step, table.hits, table.read, table.read.problem)
-
-    def _settle(self, state: "_Run", policy: Policy | None, name: str, step: dict, hits: list[dict],
+    def _settle(self, state: Run, name: str, step: dict, hits: list[dict],
                 read: PassageAnswer | None, reason: str, grounding: Grounding | None = None) -> dict | None:
         """A read's outcome when its answer stands (nothing said missing, every number printed on a cited
         page or computed in code from printed values, citations on their pages, grounded: by `grounding`
@@ -387,17 +413,17 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         state.failures.append(FailedSearch(item=state.question, strategy=step["strategy"], reason=reason,
                                            sections_tried=list(dict.fromkeys(h["section"] for h in hits))))
         if name == "read":
-            policy.record(Attempt(state.question, self._read_strategy(state), False,
+            state.policy.record(Attempt(state.question, self._read_strategy(state), False,
                                   [(h["node_id"], h["score"]) for h in hits], first_rung=True))
         state.log(name, {**step, "succeeded": False, "reason": reason, "findings": [f.model_dump() for f in kept]})
         return None
 
     @staticmethod
-    def _read_strategy(state: "_Run") -> Strategy:
+    def _read_strategy(state: Run) -> Strategy:
         """The ladder's rung a read's search is: hybrid passages, in the question's document or globally."""
         return Strategy("hybrid", "document" if state.doc_id else "global")
 
-    def _ground(self, state: "_Run", answer: str, findings: list[Finding], computation: str = "") -> Grounding:
+    def _ground(self, state: Run, answer: str, findings: list[Finding], computation: str = "") -> Grounding:
         """The answer's grounding on the pages of `findings`; a calculation's operands are its findings' values,
         and the bridges the hops rung read through name what the question asks about. A text value grounded
         in code is confirmed by the model (`programs.confirm`)."""
@@ -407,12 +433,12 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         grounding = ground(state.question, answer, values, places, self.corpus, computation, bridges)
         return confirmed(self.confirm, state.question, answer, grounding, self.accept)
 
-    def _question_rows(self, state: "_Run") -> list[dict]:
+    def _question_rows(self, state: Run) -> list[dict]:
         """At most READ_ROWS table rows whose label the question names (every word of it), each as a
         passage that names its columns (`programs.row_arithmetic.row_passage`)."""
         return [row_passage(row) for row in named_rows(self.corpus, state.question, state.bucket, state.doc_id)[:READ_ROWS]]
 
-    def _extract(self, state: "_Run", policy: Policy, item: str, strategy: Strategy,
+    def _extract(self, state: Run, item: str, strategy: Strategy,
                  open_items: list[str]) -> tuple[bool, list[str]]:
         results, anchors, places = self._search(state, item, strategy)
         state.rung = strategy.method
@@ -431,48 +457,48 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         if findings:
             try:
                 judgement = self.evaluate(shopping_item=item, findings=_numbered(findings), open_subqueries=open_items)
+            except DSPyError as error:
+                judgement, findings, (reason, step["error"]) = None, [], state.error(error, "the evaluation output was malformed")
+            if judgement is not None:
                 valid = _picked(judgement.valid_findings, findings)
                 answered = bool(judgement.answered and valid)
                 findings, resolved = valid, [q for q in judgement.resolved_subqueries if q in open_items]
                 reason = reason if answered else (judgement.reason or "findings did not answer the item")
-            except Exception as error:
-                findings, (reason, step["error"]) = [], state.error(error, "the evaluation output was malformed")
         state.findings.extend(f for f in findings if f not in state.findings)  # partial when not answered
         if not answered:
             state.failures.append(FailedSearch(item=item, strategy=strategy.describe(),
                                                reason=reason or "no finding answered the item",
                                                sections_tried=list(sections)))
-        policy.record(Attempt(item, strategy, answered, anchors))
+        state.policy.record(Attempt(item, strategy, answered, anchors))
         step.update(findings=[f.model_dump() for f in findings], succeeded=answered,
                     reason=None if answered else state.failures[-1].reason)
         state.log("extract", step)
         return answered, resolved
 
-    def _extraction(self, state: "_Run", item: str, strategy: Strategy, results: str, places: list[tuple],
+    def _extraction(self, state: Run, item: str, strategy: Strategy, results: str, places: list[tuple],
                     step: dict) -> tuple[list[Finding], str, list[str]]:
         """(findings placed on the pages that print them, failure reason, sections searched) of one
         Extraction of a rung's `results`; what it did is added to `step`."""
-        findings: list[Finding] = []
-        reason, sections = "", []
         try:
             extraction = self.extract(question=state.question, shopping_item=item,
                                       section_index=self._section_index(state.doc_id, strategy),
                                       failed_searches=state.tried(), results=results,
                                       max_iters=self.agent_steps if strategy.method == "select" else 0)
-            placed = [self._placed(f, places) for f in extraction.findings]
-            findings = [f for f in placed if f is not None]
-            reason, sections = extraction.failure_reason, extraction.sections_searched
-            if moved := sum(1 for f, g in zip(extraction.findings, placed) if g is not None and g != f):
-                step["moved_to_their_page"] = moved
-            if len(findings) < len(extraction.findings):
-                step["not_printed"] = len(extraction.findings) - len(findings)
-                reason = reason if findings else "the values reported are not printed on the pages cited"
-            step["tools"] = [v for k, v in extraction.trajectory.items() if k.startswith("tool_name")]
-        except Exception as error:  # LMs see a short reason, the log keeps the error
+        except DSPyError as error:  # LMs see a short reason, the log keeps the error
             reason, step["error"] = state.error(error, "the extraction output was malformed")
+            return [], reason, []
+        placed = [self._placed(f, places) for f in extraction.findings]
+        findings = [f for f in placed if f is not None]
+        reason, sections = extraction.failure_reason, extraction.sections_searched
+        if moved := sum(1 for f, g in zip(extraction.findings, placed) if g is not None and g != f):
+            step["moved_to_their_page"] = moved
+        if len(findings) < len(extraction.findings):
+            step["not_printed"] = len(extraction.findings) - len(findings)
+            reason = reason if findings else "the values reported are not printed on the pages cited"
+        step["tools"] = [v for k, v in extraction.trajectory.items() if k.startswith("tool_name")]
         return findings, reason, sections
 
-    def _search(self, state: "_Run", item: str, strategy: Strategy) -> tuple[str, list[tuple[str, float]], list[tuple]]:
+    def _search(self, state: Run, item: str, strategy: Strategy) -> tuple[str, list[tuple[str, float]], list[tuple]]:
         """Run the strategy's own search (before the agent's tool calls): its results formatted, its
         anchors (node, score) and the places (doc_id, page, section) its results are printed on.
 
@@ -559,29 +585,29 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                 return finding.model_copy(update={"doc_id": doc_id, "page": page, "section": section or finding.section})
         return None
 
-    def _replan(self, state: "_Run") -> list[str]:
+    def _replan(self, state: Run) -> list[str]:
         try:
             subqueries = self.plan(question=state.question, findings=_numbered(state.findings),
                                    failed_searches=state.tried()).subqueries[:2]
-        except Exception as error:
+        except DSPyError as error:
             state.log("plan", {"error": state.error(error)[1]})
             return []
         state.log("plan", {"subqueries": subqueries})
         tried = state.tried()  # a 0.5B Planner copies failure lines back as new tasks
         return [q for q in subqueries if _is_item(q) and not any(q.strip() in line for line in tried)]
 
-    def _synthesize(self, state: "_Run", last_chance: bool) -> dict:
+    def _synthesize(self, state: Run, last_chance: bool) -> dict:
         try:
             out = self.synthesize(question=state.question, findings=_numbered(state.findings),
                                   failed_searches=state.tried(), last_chance=last_chance)
             synthesis = {key: out[key] for key in ("status", "answer", "sources", "confidence", "need",
                                                    "need_reason", "clarification")}
-        except Exception as error:
+        except DSPyError as error:
             synthesis = outcome("needs", reason=f"synthesis failed: {state.error(error)[1]}")
         state.log("synthesize", {"last_chance": last_chance, **synthesis})
         return synthesis
 
-    def _nothing_found(self, state: "_Run") -> dict:
+    def _nothing_found(self, state: Run) -> dict:
         """The outcome when no finding was ever kept, decided in code: Synthesis reads only
         findings, so it could not answer. A list or aggregate question whose rows were not found even
         with its filters widened asks the user instead, saying what was tried."""
@@ -593,7 +619,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         state.log("synthesize", {"decided_in_code": True, **synthesis})
         return synthesis
 
-    def _rerank(self, state: "_Run") -> list[Finding]:
+    def _rerank(self, state: Run) -> list[Finding]:
         """The findings in the Rerank's order, when it can change the evidence's top `read_k` pages (module
         docstring); else as they were found. Rows a structured query selected keep its order."""
         findings = state.findings[:MAX_EVIDENCE]
@@ -602,17 +628,18 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             return findings
         try:
             ranking = self.rerank(question=state.question, evidence=_numbered(findings)).ranking
-        except Exception as error:
+        except DSPyError as error:
             state.log("rerank", {"error": state.error(error)[1]})
             return findings
         ranked = _picked(ranking, findings)
         return ranked + [f for f in findings if f not in ranked]
 
-    def _result(self, state: "_Run", synthesis: dict, rerank: bool = True) -> dspy.Prediction:
+    def _result(self, state: Run, synthesis: dict) -> dspy.Prediction:
         """The outcome with its citations verified. The ranked evidence starts with the first rung's
         passages (so it never ranks worse than the one-call search), then the findings, reranked when
-        the loop gathered them."""
-        findings = self._rerank(state) if rerank else state.findings[:MAX_EVIDENCE]
+        the loop gathered them (and no LM call failed)."""
+        laddered = not state.lm_error and state.rung not in READ_RUNGS
+        findings = self._rerank(state) if laddered else state.findings[:MAX_EVIDENCE]
         evidence = [{"doc_id": h["doc_id"], "page": h["page"], "section": h["section"], "label": ""}
                     for h in state.read_hits]
         evidence += [{"doc_id": f.doc_id, "page": f.page, "section": f.section, "label": f.label} for f in findings]
@@ -646,84 +673,6 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             answered_by=state.rung if status == "answer" else "",
             trajectory=state.trajectory, rows=state.rows,
         )
-
-
-class _Agent(dspy.ReAct):
-    """dspy.ReAct whose malformed tool step ends the tool calls, not the extraction.
-
-    DSPy 3.4's loop already stops on a ValueError (an unknown tool) and then runs its extract step,
-    but an AdapterParseError (output that does not parse) escapes and loses the whole step, though
-    the strategy's results are in the extract step's inputs. It is turned into that ValueError."""
-
-    def _call_with_potential_trajectory_truncation(self, module, trajectory, **input_args):
-        try:
-            return super()._call_with_potential_trajectory_truncation(module, trajectory, **input_args)
-        except AdapterParseError as error:
-            if module is not self.react:
-                raise
-            raise ValueError(f"malformed tool step: {error_text(error)}") from error
-
-
-class _LMFailed(Exception):
-    """A step's LM call failed after its retries: the question stops (see `_Run.error`)."""
-
-
-class _Run:
-    """The mutable state of one question: findings append, failures are recorded, every step logged."""
-
-    def __init__(self, question: str, doc_id: str | None, bucket: str | None, on_step=None):
-        self.question, self.doc_id, self.bucket, self.on_step = question, doc_id, bucket, on_step  # the caller's
-        self.routed_bucket: str | None = None  # the one bucket the Router chose, with `filters` the "filtered" scope
-        self.filters: dict = {}
-        self.terms = ""  # the Router's entities and topic terms: the label query for the question itself
-        self.findings: list[Finding] = []
-        self.failures: list[FailedSearch] = []
-        self.trajectory: list[dict] = []
-        self.table_attempts: list[dict] = []  # the structured route's queries, filters and row counts
-        self.rows: list[dict] = []  # every annotation a structured answer read (for export)
-        self.derived: list[float] = []  # numbers computed in code from the findings (counts, sums)
-        self.read_hits: list[dict] = []  # the passages read (the hops rung's first): the ranked evidence starts with them
-        self.read_ids: set[str] = set()  # node ids of the results LM steps were shown (reads' passages, extractions' results)
-        self.computation = ""  # the calculation an answer's number was computed by
-        self.grounding: Grounding | None = None  # the answering read's
-        self.candidate: tuple[str, Grounding] | None = None  # the best read answer not grounded enough: shown unconfirmed
-        self.rung = ""  # the rung that ran last: "structured", "read", "hops", a ladder method, "synthesis"
-        self.lm_error = ""  # a step's failed LM call: the question stops once that step is logged
-
-    def show(self, hits: list[dict]) -> None:
-        """`hits` were read: they come first in the ranked evidence."""
-        shown = {hit["node_id"] for hit in hits}
-        self.read_hits = hits + [hit for hit in self.read_hits if hit["node_id"] not in shown]
-
-    def log(self, step: str, data: dict) -> None:
-        """Record a step; after a step whose LM call failed (`error`), stop the question (_LMFailed)."""
-        self.trajectory.append({"step": step, **json.loads(json.dumps(data, default=str))})
-        if self.on_step is not None:
-            self.on_step(self.trajectory[-1])
-        if self.lm_error:
-            raise _LMFailed(self.lm_error)
-
-    def error(self, error: Exception, malformed: str = "") -> tuple[str, str]:
-        """(the reason the loop records, the error as logged) for a step that raised: its output was
-        malformed, or its LM call failed (DSPy's LMError), which ends the question once the step is logged."""
-        text = error_text(error)
-        if isinstance(error, LMError):
-            self.lm_error = text
-            return f"the LM failed: {text}", text
-        return malformed, text
-
-    def tried(self) -> list[str]:
-        """The recorded failures as the LM steps see them: one short line each, without repeating the question."""
-        return [f"{f.strategy}{'' if f.item == self.question else f' for {f.item!r}'} failed: {f.reason[:MAX_REASON_CHARS]}"
-                for f in self.failures]
-
-
-def same_operations(demos: list, question: str) -> list:
-    """The read's demos whose question names the same operations as this one (`operations`; a
-    small-model repair): a 0.5B read copies its demos' calculation, so a compiled program that showed every question a change
-    ("680 - 774") answered percentage changes with subtractions."""
-    asked = operations(question)
-    return [demo for demo in demos if operations(demo.get("question", "")) == asked]
 
 
 def _is_item(text: str) -> bool:

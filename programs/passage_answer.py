@@ -16,7 +16,6 @@ whole passage) are kept for the later steps of the loop, which never see raw tex
 """
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Collection
@@ -25,7 +24,7 @@ from dataclasses import dataclass, field
 from ferret.corpus.numbers import YEAR, number_spans, numbers_in
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                         may_ask_calculation)
-from ferret.programs.verify import SCALES, TOLERANCE, answer_numbers, same_number
+from ferret.programs.verify import SCALES, TOLERANCE, answer_numbers
 from ferret.signatures.types import Finding
 
 CONSTANTS = {*range(1, 13), 100, 1000}  # a percentage's 100, an average's count: no page needs to print them

@@ -10,9 +10,7 @@ program is told (`repairs=True` or `False` from Python, `--repairs on|off` on th
   begins with its "Yes" or "No";
 - the year asked (`passage_answer.stated_year`): a read's sentence that answers "in what year" is the
   one year it states that the question does not;
-- demos by operation (`iterative.same_operations`): the read is shown only the demos whose question
-  names the same operations as the question asked;
-- multi-hop wording (`corpus.hops.hop_needed`): a question worded as a comparison or through a bridge
+- multi-hop wording (`programs.hops.hop_needed`): a question worded as a comparison or through a bridge
   ("the film that was shot in ...") is read after the hops search, not before it;
 - comparisons in code (`programs.comparison`): which came first, whether both are what the question
   says, what they share, from each compared name's own page (HotpotQA's comparison questions: 10 of its

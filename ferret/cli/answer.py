@@ -73,7 +73,7 @@ def _ask(args) -> int:
 
 def _chat(args) -> int:
     from ferret.corpus.tools import Corpus
-    from ferret.programs.chat import chat, list_sessions
+    from ferret.cli.chat import chat, list_sessions
     from ferret.programs.conversation import Conversation
     from ferret.programs.lm import answering, make_lm
     from ferret.programs.sessions import SessionStore

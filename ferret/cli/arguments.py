@@ -76,7 +76,7 @@ def program_options(parser: argparse.ArgumentParser, lm_help: str = "LiteLLM mod
     parser.add_argument("--lm", help=lm_help)
     parser.add_argument("--repairs", type=repairs, default=None, metavar="auto|on|off",
                         help="the code's repairs of what a small model writes (list and sum cues, the yes/no prefix, "
-                             "demos by operation, follow-up turns, comparisons in code, the read after the hops "
+                             "follow-up turns, comparisons in code, the read after the hops "
                              "search): 'auto' (default) is on for the embedded models "
                              "and off for any other LM")
 

@@ -49,19 +49,21 @@ def add_commands(commands) -> None:
 
 def _bench(args) -> int:
     from ferret.corpus.bench import bench_add, bench_ingest, bench_search, grow_index, window_pages
+    from ferret.programs import chunk_summarizer
 
     if args.target == "add":
-        result = bench_add(args.path, args.index)
+        result = bench_add(args.path, args.index, summarizer=chunk_summarizer)
     elif args.target == "grow":
         result = grow_index(args.index, args.copies)
     elif args.target == "ingest":
         result = bench_ingest(args.paths, args.index, args.workers, progress=not args.json and sys.stderr.isatty(),
-                              ray=args.ray, embedder=args.embedder, summaries=args.summaries)
+                              ray=args.ray, embedder=args.embedder, summaries=args.summaries,
+                              summarizer=chunk_summarizer)
     elif args.target == "pages":
         result = window_pages(args.sources, args.out, args.pages, args.words, args.stride)
     elif args.target == "lm":
         from ferret.optimizers.evaluate import default_index
-        from ferret.programs.bench import bench_lm
+        from ferret.optimizers.bench import bench_lm
 
         result = bench_lm(args.index or default_index("sample"), args.questions)
     else:

@@ -54,12 +54,14 @@ def add_commands(commands) -> None:
 def _ingest(args) -> int:
     from ferret.corpus.ingest import IngestInterrupted, ingest
     from ferret.corpus.pdf import IngestError
+    from ferret.programs import chunk_summarizer
 
     try:
         with sigterm_as_interrupt():
             report = ingest(args.paths, args.index, bucket=args.bucket, metadata_file=args.metadata,
                             id_prefix=args.id_prefix, embedder=args.embedder, workers=args.workers,
-                            progress=not args.json and sys.stderr.isatty(), ray=args.ray, summaries=args.summaries)
+                            progress=not args.json and sys.stderr.isatty(), ray=args.ray, summaries=args.summaries,
+                            summarizer=chunk_summarizer)
     except IngestError as error:  # bad --metadata: nothing was touched
         print(f"ferret: error: {error}", file=sys.stderr)
         return 2

@@ -137,6 +137,35 @@ def test_a_second_ingest_summarizes_nothing_again_and_an_older_index_gets_its_ch
     assert len(calls) == 1
 
 
+class _FirstSentences:
+    """A summarizer without an LM: each chunk's first extractive sentence, marked as its writer's."""
+
+    def __init__(self, spec: str):
+        self.spec, self.written, self.reused, self.failed = spec, 0, 0, 0
+
+    def __call__(self, store, chunks, segments) -> None:
+        for chunk in chunks:
+            chunk.summary, chunk.summarizer = chunk.summary[:1], f"first:{self.spec}"
+            self.written += 1
+
+
+def test_an_lm_writer_is_the_callers_summarizer_and_the_corpus_builds_none(long_report, tmp_path):
+    """The corpus builds no LM: an ingest whose summaries an LM writes is handed what makes its summarizer
+    (`ferret.chunk_summarizer` for the command), and refuses without it, before anything is read."""
+    index, source = tmp_path / "index", long_report.parent / "report.md"
+    with pytest.raises(ValueError, match=r"pass summarizer=chunk_summarizer \(from ferret import chunk_summarizer\)"):
+        ingest([source], index, summaries="local")
+    assert not Store(index).documents()
+    made = []
+    report = ingest([source], index, summaries="writer", summarizer=lambda spec: made.append(spec) or _FirstSentences(spec))
+    store = Store(index)
+    marks = [row[0] for row in store.conn.execute("SELECT summarizer FROM chunks")]
+    assert made == ["writer"] and report.summaries == {"written": len(marks), "reused": 0, "failed": 0}
+    assert store.meta("summarizer") == "writer" and set(marks) == {"first:writer"}
+    with pytest.raises(ValueError, match="need an LM"):  # the index's writer by default
+        ingest([source], index)
+
+
 def test_real_filings_long_documents_have_chunks(real_corpus):
     rows = real_corpus.store.conn.execute(
         "SELECT c.doc_id, c.first_segment, c.last_segment, c.tokens, c.page_start, c.page_end, d.n_pages FROM chunks c "
@@ -161,7 +190,7 @@ def test_the_search_command_shows_summaries_with_their_pages(long_report, capsys
 def test_a_summary_is_the_same_in_every_process():
     """Sentences of equal weight are chosen in the same order whatever the process's string hashing (a
     sum over a set of terms once gave each process its own order, and a summary its own sentences)."""
-    script = ("from tests.corpus.test_lm_summaries import _doc\nfrom ferret.corpus.chunks import build_chunks\n"
+    script = ("from tests.programs.test_lm_summaries import _doc\nfrom ferret.corpus.chunks import build_chunks\n"
               "print([chunk.summary for chunk in build_chunks(*_doc(), budget=4500)])")  # pages of like sentences
     outputs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                               cwd=Path(__file__).resolve().parents[2], env={**os.environ, "PYTHONHASHSEED": seed}).stdout

@@ -25,7 +25,7 @@ import ferret.optimizers.compile
 import ferret.optimizers.evaluate
 import ferret.programs.lm
 from ferret.optimizers.compile import BUDGETS, compile_program
-from ferret.optimizers.demos import demo_step, useful_step
+from ferret.optimizers.demos import demo_metric, useful_step
 from ferret.optimizers.tracking import tracking_uri
 from ferret.cli import main
 from ferret.programs.iterative import IterativeRetriever
@@ -77,7 +77,21 @@ def synthesize(inputs, prompt):
             "need_reason": ""}
 
 
-SCRIPT = {"extract": extract, "evaluate": ACCEPT, "synthesize": synthesize,
+def read(inputs, prompt):
+    """The read answers once taught, or a question about total revenue, citing the passage that prints the gold."""
+    gold = BY_QUESTION[inputs["question"]][0]
+    if not (taught(prompt) or "total revenue" in inputs["question"]):
+        return {"calculation": {"expression": ""}, "answer": "", "sources": [], "missing": "the value"}
+    cited = next(n for n, passage in enumerate(json.loads(inputs["passages"]), 1) if gold in passage)
+    return {"calculation": {"expression": ""}, "answer": gold, "sources": [cited], "missing": ""}
+
+
+def route(inputs):
+    """A reading in the question's words: the label of the line that holds its answer."""
+    return {"decision": {"topic_terms": [BY_QUESTION[inputs["question"]][2].split("  ")[0]]}}
+
+
+SCRIPT = {"route": route, "extract": extract, "evaluate": ACCEPT, "synthesize": synthesize,
           "propose": {"proposed_instruction": LESSON},  # MIPROv2
           "reflect": lambda inputs: {"new_instruction": f"{inputs['current_instruction']}\n\n{LESSON}"}}  # GEPA
 
@@ -211,45 +225,31 @@ def test_ctrl_c_saves_the_best_program_so_far_and_marks_the_run_killed(scripted,
     assert not [r for r in client.search_runs([experiment.experiment_id]) if r.info.status == "RUNNING"]
 
 
-def test_bootstrapped_demos_keep_only_the_steps_that_did_their_job(scripted, tmp_path, monkeypatch):
-    """Each question's first Extraction fails and the second finds the value, so every correct run has a
-    failed step (DSPy keeps one Extraction step per run, picked at random); the scripted Router reads no
-    term of the question. The compiled Extraction learns from the steps that found values only, and the
-    Router keeps its worked readings. (In these small documents the semantic search finds only passages
-    the read read, so the second Extraction is the select rung's, after its agent read the section.)"""
+def test_a_right_run_with_a_failed_step_gives_no_demo_and_the_demos_are_the_steps_of_runs_that_did_their_job(
+        scripted, tmp_path, monkeypatch):
+    """One train question's read says a value is missing and the loop after it finds the value: its run is
+    right, but none of its steps becomes a demo (a metric that passed it would teach its read to give up, or,
+    as DSPy keeps one step per predictor and run, picked at random, could leave a failed Extraction). The
+    other train questions' reads answer, grounded: their Router and read steps are the demos."""
     qa, corpus, lm, engine = scripted
-    tried: set[str] = set()
-    sections = {"report": "Segment Results", "inv1": "Receipt INV-1"}
+    failing = "What was total revenue in 2022?"
 
-    def read_the_section(inputs):
-        doc_id = BY_QUESTION[inputs["question"]][1]
-        return {"next_thought": "It is in this section.", "next_tool_name": "fetch_section",
-                "next_tool_args": {"doc_id": doc_id, "section": sections[doc_id]}}
+    def read_but_one(inputs, prompt):
+        if inputs["question"] == failing:
+            return {"calculation": {"expression": ""}, "answer": "", "sources": [], "missing": "the 2022 total"}
+        return read(inputs, LESSON)
 
-    def extract_on_second_try(inputs):
-        if inputs["question"] in tried:
-            return extract(inputs)
-        tried.add(inputs["question"])
-        return {"findings": [], "sections_searched": ["Segments"], "failure_reason": "The results do not hold it."}
-
-    engine.script["extract"] = [extract_on_second_try]
-    engine.script["act"] = [read_the_section]
+    engine.script["read"] = [read_but_one]
     engine.script["synthesize"] = [lambda inputs: synthesize(inputs, LESSON)]  # every run that finds is correct
-    # the real budget (the fixture swapped in TINY): two bootstrapped demos, so the third train question
-    # is one DSPy could show as a labeled demo
-    monkeypatch.setitem(ferret.optimizers.compile.BUDGETS, "bootstrap", BUDGETS["bootstrap"])
+    monkeypatch.setitem(ferret.optimizers.compile.BUDGETS, "bootstrap", BUDGETS["bootstrap"])  # two demos
     out = tmp_path / "pruned.json"
     result = compile_program("jsonl", qa, "bootstrap", index=corpus.store.dir, out=out, track=False)
     assert result["score_after"] == 1.0
     state = saved_state(out)
-    extraction = state["extract.extract.predict"]["demos"]
-    assert len(extraction) == BUDGETS["bootstrap"]["light"]["max_bootstrapped_demos"] == 2
-    assert all(demo["findings"] and not demo["failure_reason"] for demo in extraction)
-    own = IterativeRetriever(corpus).dump_state()
-    assert state["route"]["demos"] == own["route"]["demos"]
-    # no labeled question stands in for a step's demo: each is a bootstrapped step or the program's own
-    assert all(demo.get("augmented") or demo in own[name]["demos"]
-               for name, predictor in state.items() for demo in predictor["demos"])
+    demos = {name: [demo["question"] for demo in predictor["demos"]] for name, predictor in state.items()}
+    taught = ["What was Enterprise segment revenue in 2023?", "How much did the all-season tires cost?"]
+    assert demos["route"] == demos["read.predict"] == taught
+    assert not any(demos[name] for name in demos if name not in ("route", "read.predict"))  # no run reached them
 
 
 def test_a_step_is_useful_when_it_did_its_job(small_corpus):
@@ -277,23 +277,15 @@ def test_a_step_is_useful_when_it_did_its_job(small_corpus):
     assert useful_step(read, passages, dspy.Prediction(calculation={"expression": ""}, answer="3,650", missing=""))
     assert not useful_step(read, passages, dspy.Prediction(calculation={"expression": ""}, answer="", missing=""))
 
-    # as a demo, a read answered by its calculation states the computed result, and names the calculation
-    # where its reasoning did arithmetic of its own; a calculation over values not printed stays unused
-    own_arithmetic = dspy.Prediction(calculation=change, answer="600", missing="", reasoning="3,650 - 3,150 = 600")
-    _, _, shown = demo_step(read, passages, own_arithmetic)
-    assert shown.answer == "15.873" and "600" not in shown.reasoning and "(3,650 - 3,150) / 3,150 * 100" in shown.reasoning
-    assert useful_step(read, passages, shown) and not useful_step(read, passages, own_arithmetic)
-    unprinted = dspy.Prediction(calculation={"expression": "(3,650 - 3,100) / 3,100 * 100"}, answer="", missing="",
-                                reasoning="3,650 - 3,100 = 550")
-    assert not useful_step(*demo_step(read, passages, unprinted))
-    stated = dspy.Prediction(calculation={"expression": ""}, answer="3,650", missing="", reasoning="It is 3,650.")
-    assert demo_step(read, passages, stated)[2] is stated
-    # a read answered with its text shows no calculation (its program would write one for every question)
+    # a read whose answer is its own arithmetic, not its calculation's result, or that wrote a calculation it
+    # did not answer with, is no demo (its program would copy either)
+    assert not useful_step(read, passages, dspy.Prediction(calculation=change, answer="600", missing="",
+                                                           reasoning="3,650 - 3,150 = 600"))
     both = {**passages, "question": "What was total revenue in 2023 and 2022 respectively?"}
-    summed = dspy.Prediction(calculation={"expression": "3,650 + 3,150"}, answer="3,650 and 3,150", missing="",
-                             reasoning="It is 3,650 and 3,150.")
-    _, _, shown = demo_step(read, both, summed)
-    assert shown.calculation.expression == "" and shown.answer == "3,650 and 3,150" and useful_step(read, both, shown)
+    assert not useful_step(read, both, dspy.Prediction(calculation={"expression": "3,650 + 3,150"},
+                                                       answer="3,650 and 3,150", missing="", reasoning="It is both."))
+    assert useful_step(read, both, dspy.Prediction(calculation={"expression": ""}, answer="3,650 and 3,150",
+                                                   missing="", reasoning="It is both."))
 
     overview = {"question": "What did the winter tires cost in 2022?", "corpus_overview": small_corpus.overview()}
     reading = {"intent": "lookup", "buckets": ["invoices"], "topic_terms": ["winter tires"]}
@@ -305,17 +297,36 @@ def test_a_step_is_useful_when_it_did_its_job(small_corpus):
     assert useful_step(program.evaluate, overview, dspy.Prediction(answered=False))
 
 
+def test_the_bootstrapping_metric_only_scores_it_rejects_a_run_with_a_failed_step_and_leaves_the_trace(small_corpus):
+    program = IterativeRetriever(small_corpus)
+    example = dspy.Example(question="What was total revenue in 2023?", answer="3,650").with_inputs("question")
+    right = dspy.Prediction(status="answer", answer="3,650", grounding="grounded")
+    extraction = program.extract.extract.predict
+    read = {"results": "[1] doc_id=report page=1\nTotal revenue  3,650  3,150", "trajectory": ""}
+    found = (extraction, read, dspy.Prediction(findings=[{"label": "Total revenue", "value": 3650, "doc_id": "report",
+                                                          "page": 1}], failure_reason=""))
+    failed = (extraction, read, dspy.Prediction(findings=[], failure_reason="not found"))
+    trace = [failed, found]
+    before = [(predictor, dict(inputs), outputs.toDict()) for predictor, inputs, outputs in trace]
+    assert demo_metric(example, right) == 1.0 and demo_metric(example, right, [found])
+    assert not demo_metric(example, right, trace)
+    assert [(predictor, inputs, outputs.toDict()) for predictor, inputs, outputs in trace] == before
+    assert not demo_metric(example, dspy.Prediction(status="answer", answer="3,650", grounding="on_page"), [found])
+    assert not demo_metric(example, dspy.Prediction(status="answer", answer="3,100", grounding="grounded"), [found])
+
+
 def test_the_teacher_reads_labeled_train_questions_and_the_compiled_program_none(scripted, tmp_path, monkeypatch):
     """Untaught, the program answers only the train question about total revenue. The teacher, with two
     labeled train questions in each step's prompt, answers the others too, so the light budget's two
     demos are bootstrapped; the compiled program holds those, not the labeled questions."""
     qa, corpus, lm, engine = scripted
+    engine.script["read"] = [read]
     monkeypatch.setitem(ferret.optimizers.compile.BUDGETS, "bootstrap", BUDGETS["bootstrap"])
     compile_program("jsonl", qa, "bootstrap", index=corpus.store.dir, out=tmp_path / "taught.json", track=False)
-    synthesis = saved_state(tmp_path / "taught.json")["synthesize.predict"]["demos"]
-    assert len(synthesis) == 2 and all(demo["augmented"] for demo in synthesis)
-    assert {demo["question"] for demo in synthesis} == {"What was total revenue in 2022?",
-                                                        "What was Enterprise segment revenue in 2023?"}
+    reads = saved_state(tmp_path / "taught.json")["read.predict"]["demos"]
+    assert len(reads) == 2 and all(demo["augmented"] for demo in reads)
+    assert {demo["question"] for demo in reads} == {"What was total revenue in 2022?",
+                                                    "What was Enterprise segment revenue in 2023?"}
 
 
 def test_a_teacher_lm_runs_the_train_questions_and_the_task_lm_the_dev_questions(scripted, tmp_path, monkeypatch):

@@ -29,13 +29,14 @@ def test_eval_grounding_rates_gold_answers_and_wrong_values_of_their_pages(small
     assert main(["eval", "--grounding", "--dataset", "jsonl", "--data", str(qa), "--index", str(small_corpus.store.dir),
                  "--split", "all", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    # g1 and g3 ground; g2's "gold" is another row's value: printed on the page, not grounded
-    assert summary["n"] == 3 and summary["gold_grounded_rate"] == pytest.approx(2 / 3, abs=1e-3)
-    assert summary["gold_on_page_rate"] == pytest.approx(1 / 3, abs=1e-3)
-    # a yes/no question has no distractor; the numeric ones get another number of the page, which never grounds
-    assert summary["distractor_n"] == 2 and summary["distractor_grounded_rate"] == 0.0
+    # g1 grounds; g2's "gold" is another row's value and g3's a verdict no code computed: on the page, not grounded
+    assert summary["n"] == 3 and summary["gold_grounded_rate"] == pytest.approx(1 / 3, abs=1e-3)
+    assert summary["gold_on_page_rate"] == pytest.approx(2 / 3, abs=1e-3)
+    # a yes/no question's distractor is the opposite verdict; the numeric ones get another number of the page;
+    # none grounds
+    assert summary["distractor_n"] == 3 and summary["distractor_grounded_rate"] == 0.0
     # the top 5 passages hold the report's page and the receipts': a receipt's amount never grounds there
-    assert summary["retrieved_gold_n"] == 3 and summary["retrieved_gold_grounded_rate"] == pytest.approx(2 / 3, abs=1e-3)
+    assert summary["retrieved_gold_n"] == 3 and summary["retrieved_gold_grounded_rate"] == pytest.approx(1 / 3, abs=1e-3)
     assert summary["retrieved_distractor_n"] == 2 and summary["retrieved_distractor_grounded_rate"] == 0.0
     run = mlflow.MlflowClient(tracking_uri()).get_run(summary["mlflow_run_id"])
     assert run.data.params["program"] == "grounding" and run.data.metrics["gold_grounded_rate"] == summary["gold_grounded_rate"]

@@ -267,6 +267,16 @@ def test_feedback_on_a_refusal_and_on_a_text_gold(financebench, hotpotqa):
     assert "does not give the gold answer 'The Exies'" in text.feedback and "cites no sources" in text.feedback
 
 
+def test_gepas_feedback_for_one_predictor_says_what_its_step_did(financebench):
+    example = financebench["financebench_id_04417"]
+    read = {"step": "read", "answer": "5,174", "succeeded": False, "reason": "the answer is not grounded (on_page)"}
+    pred = said("", status="fail", reason="nothing grounded", trajectory=[{"step": "route"}, read])
+    feedback = feedback_metric(example, pred, pred_name="read.predict").feedback
+    assert "The read step ran 1 time(s); the last time, answer: 5,174; reason: the answer is not grounded" in feedback
+    assert "The synthesize step did not run" in feedback_metric(example, pred, pred_name="synthesize.predict").feedback
+    assert "step" not in feedback_metric(example, pred).feedback
+
+
 def test_a_single_number_gold_is_judged_by_the_value_the_answer_states():
     """An operand, or one of several candidate values, equal to the gold is not a right answer."""
     check(dspy.Example(question="What was the revenue from Asia in 2019?", answer="6,577"),

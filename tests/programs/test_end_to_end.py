@@ -9,13 +9,13 @@ import pytest
 from ferret.corpus.chunks import build_chunks
 from ferret.corpus.ingest import ingest
 from ferret.corpus.store import Store
-from ferret.corpus.summaries import ChunkSummarizer
 from ferret.corpus.tools import Corpus
 from ferret.programs.arithmetic import compute, format_result
 from ferret.programs.baselines import OneShotRAG
 from ferret.programs.iterative import IterativeRetriever
 from ferret.programs.lm import lm_name, make_lm
 from ferret.programs.result import RESULT_FIELDS
+from ferret.programs.summaries import ChunkSummarizer
 from ferret.programs.verify import value_on_page
 from ferret.signatures.types import Finding
 from tests.conftest import SHARED_DATA, shared

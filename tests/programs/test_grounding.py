@@ -214,17 +214,16 @@ class _Pages(_Passage):
         return self.texts[doc_id]
 
 
-def test_a_verdict_on_two_named_things_is_grounded_only_by_what_a_line_about_one_of_them_judges():
-    """A "Yes" to "same state" grounded by a page of a third airport whose name shares stems with both."""
+def test_a_yes_or_no_the_model_stated_is_on_page_at_most_and_its_opposite_grounds_the_same():
+    """A page that states the claim grounds its words, not the verdict: "Yes" and "No" get one level."""
     pages = _Pages({"Watertown International Airport": "Watertown International Airport is a public airport in New York.",
                     "Alexandria International Airport": "Alexandria International Airport is an airport in Louisiana.",
-                    "Airports of Ontario": "The Waterloo International Airport and the Alexandria airport share a state."})
+                    "Airports": "Watertown International Airport is in the same state as the Alexandria one."})
     question = "Are Watertown International Airport and Alexandria International Airport both airports in the same state?"
     cited = [(doc_id, 1) for doc_id in pages.texts]
-    assert ground(question, "Yes", None, cited, pages).level == ON_PAGE  # no line about either says "same"
-    pages.texts["Airports of Ontario"] = "Watertown International Airport is in the same state as the Alexandria one."
-    grounding = ground(question, "Yes", None, cited, pages)
-    assert grounding.level == GROUNDED and grounding.pages[("Airports of Ontario", 1)] == GROUNDED
+    said = [ground(question, verdict, None, cited, pages) for verdict in ("Yes", "No")]
+    assert [g.level for g in said] == [ON_PAGE, ON_PAGE]
+    assert said[0].pages == {place: ON_PAGE for place in cited} and "verdict" in said[0].reason
 
 
 def test_the_questions_company_with_its_legal_form_adds_nothing_to_the_question():

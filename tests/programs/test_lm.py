@@ -247,7 +247,7 @@ def test_greedy_under_a_grammar_gives_the_stock_samplers_tokens(local_lm, monkey
     """The grammar is checked against the greedy token first; where it rejects it (the bound below
     forces the string closed) the whole vocabulary is filtered. Either way the tokens are those of
     llama-cpp-python's own chain, which `ferret bench lm` swaps in the same way."""
-    from ferret.programs.bench import recording, stock_sampler
+    from ferret.optimizers.bench import recording, stock_sampler
     from ferret.programs.greedy_grammar import GrammarCheckedGreedy
 
     schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12},

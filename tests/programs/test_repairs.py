@@ -66,22 +66,6 @@ def test_the_yes_no_prefix_is_a_repair(small_corpus, repairs, answer):
     assert read["answer"] == answer
 
 
-def test_the_read_sees_every_demo_without_the_repairs(small_corpus):
-    demos = [dspy.Example(question=question, passages=["[1] page 1 (Sales): Sales 680 774"], reasoning="r",
-                          calculation={"expression": expression}, answer=value, sources=[1], missing="", augmented=True)
-             for question, expression, value in [("What was the change in Sales from 2018?", "680 - 774", "-94"),
-                                                 ("What were Sales in 2019?", "", "680")]]
-    shown = {}
-    for repairs in (True, False):
-        program = IterativeRetriever(small_corpus, max_iterations=1, repairs=repairs)
-        program.read.predict.demos = demos
-        prompts = []
-        run(program, {"read": lambda inputs, prompt: (prompts.append(prompt), READ_CLAIM)[1]},
-            "What was total revenue in 2023?", doc_id="report")
-        shown[repairs] = [demo["question"] for demo in demos if demo["question"] in prompts[0]]
-    assert shown == {True: ["What were Sales in 2019?"], False: [demo["question"] for demo in demos]}
-
-
 @pytest.mark.parametrize("model, follow_up", [("local/fake", True), ("scripted/fake", False)])
 def test_a_turn_that_refers_back_is_a_follow_up_whatever_the_rewrite_said_only_with_the_repairs(small_corpus, model,
                                                                                                   follow_up):

@@ -12,9 +12,10 @@ from ferret.corpus.chunks import build_chunks
 from ferret.corpus.ingest import IngestInterrupted, ingest
 from ferret.corpus.records import Section, Segment
 from ferret.corpus.store import Store
-from ferret.corpus.summaries import ChunkSummarizer
 from ferret.corpus.tools import Corpus
+from ferret.programs import chunk_summarizer
 from ferret.programs.lm import lm_name
+from ferret.programs.summaries import ChunkSummarizer
 from tests.fakes import scripted_lm
 
 
@@ -84,7 +85,7 @@ def long_source(long_report, tmp_path, monkeypatch):
 def _summarizing(monkeypatch, reply):
     """The embedded model, as `--summaries local` loads it, replaced by a scripted one."""
     lm, engine = scripted_lm({"summarize_chunk": reply})
-    monkeypatch.setattr("ferret.corpus.summaries.make_lm", lambda spec: lm)
+    monkeypatch.setattr("ferret.programs.summaries.make_lm", lambda spec: lm)
     return engine
 
 
@@ -104,10 +105,10 @@ def test_an_interrupted_ingest_resumes_without_summarizing_a_chunk_twice(long_so
     engine = _summarizing(monkeypatch, stop_at_the_third)
     index = tmp_path / "index"
     with pytest.raises(IngestInterrupted):
-        ingest([long_source], index, summaries="local")
+        ingest([long_source], index, summaries="local", summarizer=chunk_summarizer)
     assert not Store(index).documents()  # nothing committed
     engine.script["summarize_chunk"] = [_first_words]
-    report = ingest([long_source], index, summaries="local")
+    report = ingest([long_source], index, summaries="local", summarizer=chunk_summarizer)
     assert report.added == ["report"]
     assert report.summaries == {"written": 2, "reused": 2, "failed": 0}
     assert len(engine.calls) == 3 + 2  # the two summaries written before the stop were not asked again
@@ -118,10 +119,11 @@ def test_an_interrupted_ingest_resumes_without_summarizing_a_chunk_twice(long_so
     hit = corpus.search_text("LM summary cybersecurity", scope="summary", top_k=1)[0]
     assert "cybersecurity" in hit["text"]
     # every summary cached: another index of the same file gets them without loading the LM
-    monkeypatch.setattr("ferret.corpus.summaries.make_lm", lambda spec: pytest.fail("the LM was loaded"))
+    monkeypatch.setattr("ferret.programs.summaries.make_lm", lambda spec: pytest.fail("the LM was loaded"))
     again = ingest([long_source], tmp_path / "index", summaries="extractive")  # drops the LM's summaries
     assert again.unchanged == ["report"]
-    assert ingest([long_source], tmp_path / "index", summaries="local").summaries == {"written": 0, "reused": 4, "failed": 0}
+    assert ingest([long_source], tmp_path / "index", summaries="local",
+                  summarizer=chunk_summarizer).summaries == {"written": 0, "reused": 4, "failed": 0}
     # the long-text route's passage of an LM's sentence: on its page's first segment inside the chunk
     (sentence,) = corpus.summary_hits(hit["node_id"], 2)
     chunk = corpus.store.conn.execute("SELECT * FROM chunks WHERE id = ?", (int(hit["node_id"][6:]),)).fetchone()
@@ -136,12 +138,12 @@ def test_asking_for_another_writer_rewrites_the_summaries_of_an_index(long_sourc
     assert ingest([long_source], index).added == ["report"]
     before = [tuple(row) for row in Store(index).conn.execute("SELECT summary FROM chunks ORDER BY ord")]
     engine = _summarizing(monkeypatch, _first_words)
-    report = ingest([long_source], index, summaries="local")
+    report = ingest([long_source], index, summaries="local", summarizer=chunk_summarizer)
     assert report.unchanged == ["report"] and report.summaries["written"] == 4
     store = Store(index)
     assert store.meta("summarizer") == "local"
     assert {row[0] for row in store.conn.execute("SELECT summarizer FROM chunks")} == {lm_name("local")}
-    assert ingest([long_source], index).unchanged == ["report"]  # the index's writer by default: nothing asked
+    assert ingest([long_source], index, summarizer=chunk_summarizer).unchanged == ["report"]  # the index's writer by default: nothing asked
     assert len(engine.calls) == 4
     assert ingest([long_source], index, summaries="extractive").unchanged == ["report"]
     assert [tuple(row) for row in Store(index).conn.execute("SELECT summary FROM chunks ORDER BY ord")] == before
@@ -152,7 +154,7 @@ def test_another_writer_does_not_summarize_what_the_same_ingest_replaces(long_so
     ingest([long_source], index)
     long_source.write_text(long_source.read_text().replace("cybersecurity", "cyber-security"))
     engine = _summarizing(monkeypatch, _first_words)
-    report = ingest([long_source], index, summaries="local")
+    report = ingest([long_source], index, summaries="local", summarizer=chunk_summarizer)
     assert report.replaced == ["report"] and report.summaries == {"written": 4, "reused": 0, "failed": 0}
     shown = " ".join(inputs["passages"] for _, inputs in engine.calls)
     assert len(engine.calls) == 4 and "cyber-security" in shown and "cybersecurity" not in shown  # not the old text's first
@@ -162,5 +164,5 @@ def test_another_writer_does_not_summarize_what_the_same_ingest_replaces(long_so
 def test_a_model_string_no_provider_serves_is_refused_before_anything_is_read(long_source, tmp_path, monkeypatch):
     monkeypatch.setattr("ferret.corpus.ingest.load_text_file", lambda *a: pytest.fail("a file was read"))
     with pytest.raises(ValueError, match="not one LiteLLM can call"):
-        ingest([long_source], tmp_path / "index", summaries="no-such-provider-model")
+        ingest([long_source], tmp_path / "index", summaries="no-such-provider-model", summarizer=chunk_summarizer)
     assert not Store(tmp_path / "index").documents()

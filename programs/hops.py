@@ -30,6 +30,9 @@ for hybrid search, 0.86 with hops; within 0.03 for any of them halved or doubled
 of a page the question names and sentences not ended by an initial, 0.62 and 0.90). On a corpus whose
 documents are not titled by what they are about (filings, reports) no bridge links, and the first hop's
 passages keep their order in front.
+
+It reads English questions (their names, joins and relative clauses), so it lives with the programs, on
+top of the corpus's public search (`Corpus.search_text`, `corpus.tools.snippet`, `corpus.words`).
 """
 from __future__ import annotations
 

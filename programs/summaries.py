@@ -9,6 +9,9 @@ again by the next ingest.
 Each summary is kept in the index as soon as it is written, under what the LM read and the LM's name, so
 an interrupted ingest resumes without summarizing a chunk twice, and an unchanged chunk is never
 summarized again.
+
+The corpus builds no LM: `corpus.ingest.ingest` is handed `ferret.programs.chunk_summarizer`, which
+makes the `ChunkSummarizer` of a writer's name ("local", a GGUF file, a LiteLLM model) when one is needed.
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 nested references, and the hops themselves on a small passage corpus (tests/conftest.py HOP_PASSAGES)."""
 from __future__ import annotations
 
-from ferret.corpus.hops import bridges, hop_needed, hop_search, linked, names, parts, remaining_terms
+from ferret.programs.hops import bridges, hop_needed, hop_search, linked, names, parts, remaining_terms
 
 BRIDGE_QUESTION = "Who directed the film that was shot in or around Leland, North Carolina in 1986?"
 COMPARISON = "Which band was formed first, The Exies or Circus Diablo?"
