@@ -90,9 +90,13 @@ def _calculation_used(inputs: dict, outputs: dspy.Prediction, printed: list[floa
 
 def demo_metric(example, pred, trace=None) -> float | bool:
     """`answer_correct`; while bootstrapping (a trace is given), a pass only when the answer is also stated
-    grounded and every step of the trace did its job (`useful_step`). The trace is never edited: a run with
-    one failed or made-up step gives no demo at all."""
+    grounded, some predictor ran, and every step of the trace did its job (`useful_step`). The trace is never
+    edited: a run with one failed or made-up step gives no demo at all. A run answered in code with no LM call
+    is no pass either: it holds no step to learn from, and BootstrapFewShot would count it among the traces it
+    stops after (the TAT-QA compile at 0bfd9ab "bootstrapped 2 full traces" from 6 train questions, both the
+    table rung's, and its program held no demo)."""
     score = answer_correct(example, pred)
     if trace is None:
         return score
-    return bool(score) and pred.get("grounding") == GROUNDED and all(useful_step(*step) for step in trace)
+    return (bool(score) and bool(trace) and pred.get("grounding") == GROUNDED
+            and all(useful_step(*step) for step in trace))

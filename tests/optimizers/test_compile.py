@@ -313,6 +313,7 @@ def test_the_bootstrapping_metric_only_scores_it_rejects_a_run_with_a_failed_ste
     assert [(predictor, inputs, outputs.toDict()) for predictor, inputs, outputs in trace] == before
     assert not demo_metric(example, dspy.Prediction(status="answer", answer="3,650", grounding="on_page"), [found])
     assert not demo_metric(example, dspy.Prediction(status="answer", answer="3,100", grounding="grounded"), [found])
+    assert not demo_metric(example, right, [])  # answered in code: no step to learn from
 
 
 def test_the_teacher_reads_labeled_train_questions_and_the_compiled_program_none(scripted, tmp_path, monkeypatch):
