@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dspy
+from dspy.utils.exceptions import DSPyError
 
 from ferret.corpus.tools import Corpus
 from ferret.programs.confirm import confirmed
@@ -64,7 +65,7 @@ class OneShotRAG(SavedSettings, dspy.Module):
         try:
             out = self.answer(question=question, passages=passages)
             answer, sources, reason = out.answer.strip(), list(out.sources), ""
-        except Exception as error:
+        except DSPyError as error:
             answer, sources, reason = "", [], f"answer failed: {error_text(error)}"
         check = verify(answer, sources if answer else [], findings, self.corpus.page_text, self.corpus.file_of)
         evidence = [{"doc_id": h["doc_id"], "page": h["page"], "section": h["section"]} for h in hits]
@@ -91,7 +92,7 @@ class ReActAgent(dspy.Module):
             out = self.agent(question=question, document=doc_id or "any")
             answer, pages, reason = out.answer.strip(), [(s.doc_id, s.page) for s in out.sources], ""
             steps = [{"step": "tool", "name": v} for k, v in out.trajectory.items() if k.startswith("tool_name")]
-        except Exception as error:
+        except DSPyError as error:
             answer, pages, steps, reason = "", [], [], f"agent failed: {error_text(error)}"
         check = verify_pages(answer, pages if answer else [], self.corpus.page_text, self.corpus.file_of)
         evidence = [{"doc_id": d, "page": p, "section": ""} for d, p in pages]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import dspy
+from dspy.utils.exceptions import DSPyError
 
 from ferret.programs.grounding import GROUNDED, ON_PAGE, Grounding
 from ferret.programs.result import error_text
@@ -26,7 +27,7 @@ def confirmed(confirm: dspy.Predict, question: str, answer: str, grounding: Grou
         if confirm(question=question, passage=grounding.sentence, proposed_answer=answer).answers_question:
             return grounding
         why = "the model did not confirm that its sentence answers the question"
-    except Exception as error:  # an LM failure confirms nothing
+    except DSPyError as error:  # an LM failure confirms nothing
         why = f"the model's confirmation failed ({error_text(error)})"
     return _on_page(grounding, f"{answer[:60]!r} is in the sentence of its page that names most of the question, "
                                f"but {why}: {grounding.sentence[:160]!r}")

@@ -27,6 +27,7 @@ from itertools import dropwhile as _dropwhile
 from pathlib import Path
 
 import dspy
+from dspy.utils.exceptions import DSPyError
 from pydantic import BaseModel, Field
 
 from ferret.corpus.tools import Corpus
@@ -139,7 +140,7 @@ class Conversation(dspy.Module):
             try:
                 read = self.rewrite(summary=state.summary, last_question=state.last_question,
                                     last_outcome=state.last_outcome, turn=turn)
-            except Exception as error:  # a malformed rewrite: resolved in code below
+            except DSPyError as error:  # a malformed rewrite: resolved in code below
                 rewrite_error = error_text(error)
             repair = repairs_on(self.repairs, step_lm(self.rewrite))
             new_topic = is_new_topic(turn, bool(read and read.new_topic), repair) and not state.pending
@@ -159,7 +160,7 @@ class Conversation(dspy.Module):
         summary = "" if new_topic else state.summary
         try:
             summary = self.summarize(summary=summary, question=question, outcome=outcome).new_summary
-        except Exception:  # a malformed summary: keep the last one and add this exchange
+        except DSPyError:  # a malformed summary: keep the last one and add this exchange
             summary = f"{summary} Q: {question} A: {outcome}".strip()
         rows = list(result.get("rows") or [])
         after = ChatState(summary=_clip(summary), last_question=question, last_outcome=outcome,

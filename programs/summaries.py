@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from functools import cached_property
 
 import dspy
+from dspy.utils.exceptions import DSPyError
 
 from ferret.corpus.chunks import telling_sentences
 from ferret.corpus.passages import content_hash
@@ -61,7 +62,7 @@ class ChunkSummarizer:
             if summary is None:
                 try:
                     summary = self._write(chunk.title, sources)
-                except Exception as error:  # a parse failure or an LM's error: the extractive summary stays
+                except DSPyError as error:  # a parse failure or an LM's error: the extractive summary stays
                     logger.warning("summary of the chunk %r (pages %d-%d) not written: %s", chunk.title[:60],
                                    chunk.page_start, chunk.page_end, error)
                     self.failed += 1
