@@ -348,7 +348,7 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
     pages = list(dict.fromkeys(pages))
     texts = {place: corpus.page_text(*place) or "" for place in pages}
     if asks_yes_no(question) and not verdict:
-        return _verdict(question, texts)
+        return _verdict(texts)
     if values is None:
         if not (asks_number(question) or _ASKS_YEAR.search(question) or numbers_only(answer)):
             return _ground_text(question, answer, texts, bridges)
@@ -623,7 +623,7 @@ def _subject_pages(texts: dict[tuple[str, int], str], subjects: list[set[str]], 
                      if any(other != place and (names_title(other, place) or names_title(place, other)) for other in naming)}
 
 
-def _verdict(question: str, texts: dict[tuple[str, int], str]) -> Grounding:
+def _verdict(texts: dict[tuple[str, int], str]) -> Grounding:
     """A yes or no that code did not compute is `on_page` at most: what a page says grounds a claim's words,
     not its verdict, so the opposite verdict would ground as well."""
     return Grounding(ON_PAGE, "a yes or no that code did not compute: a page grounds the claim, not the verdict",

@@ -325,6 +325,7 @@ def test_a_compiled_programs_demos_are_the_ones_its_steps_are_shown(small_corpus
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         for question in ("What was the percentage change in total revenue in 2023?", "What was total revenue in 2023?"):
             program(question=question, doc_id="report")
+    assert len(prompts) == 2  # each question was read
     for prompt in prompts:
         at = [prompt.index(demo["question"]) for demo in demos]
         assert at == sorted(at)
