@@ -11,8 +11,10 @@ Budgets (`BUDGETS`) set each optimizer's own knobs (demos are per predictor, boo
 | mipro         | MIPROv2 auto=light, 2 + 2      | auto=medium, 4 + 4     | auto=heavy, 4 + 4           |
 | gepa          | GEPA auto=light                | auto=medium            | auto=heavy                  |
 | simba         | 4 steps x 8 questions, 4 cand. | 8 x 16, 6 candidates   | 16 x 32, 8 candidates       |
+| labeled       | 2 read demos                   | 4                      | 8                           |
 
-SIMBA's batch is capped at the train size. MIPROv2's and GEPA's auto budgets grow with the number of
+`labeled` runs no LM: the read's demos are train questions whose gold answers stand on the passages it
+is shown (`optimizers.gold_demos`, the iterative program only). SIMBA's batch is capped at the train size. MIPROv2's and GEPA's auto budgets grow with the number of
 predictors: on the iterative program (seven) with 20 dev questions, "light" is 72 MIPROv2 trials (about
 1,500 program runs) and about 2,900 GEPA metric calls.
 
@@ -50,6 +52,7 @@ from ferret.corpus.cluster import ray_workers
 from ferret.corpus.tools import Corpus
 from ferret.optimizers.datasets import load_dataset, prepare_index, split
 from ferret.optimizers.demos import demo_metric
+from ferret.optimizers.gold_demos import GoldEvidenceFewShot
 from ferret.optimizers.distributed import on_ray
 from ferret.optimizers.evaluate import CONVERSATIONS, check_ray_options, default_index, evaluate
 from ferret.optimizers.metrics import answer_correct, feedback_metric
@@ -78,6 +81,7 @@ BUDGETS: dict[str, dict[str, dict]] = {
     "simba": {"light": {"max_steps": 4, "bsize": 8, "num_candidates": 4, "max_demos": 2},
               "medium": {"max_steps": 8, "bsize": 16, "num_candidates": 6, "max_demos": 4},
               "heavy": {"max_steps": 16, "bsize": 32, "num_candidates": 8, "max_demos": 4}},
+    "labeled": {"light": {"k": 2}, "medium": {"k": 4}, "heavy": {"k": 8}},
 }
 MIPRO_COMPILE_SETTINGS = ("num_trials", "minibatch")  # MIPROv2 takes these in compile(), not its constructor
 
@@ -154,8 +158,13 @@ def _simba(job: Job) -> dspy.Module:
     return optimizer.compile(job.student, trainset=job.trainset)
 
 
+def _labeled(job: Job) -> dspy.Module:
+    return GoldEvidenceFewShot(**job.settings).compile(job.student, trainset=job.trainset)
+
+
 OPTIMIZERS: dict[str, Callable[[Job], dspy.Module]] = {
-    "bootstrap": _bootstrap, "random-search": _random_search, "mipro": _mipro, "gepa": _gepa, "simba": _simba}
+    "bootstrap": _bootstrap, "random-search": _random_search, "mipro": _mipro, "gepa": _gepa, "simba": _simba,
+    "labeled": _labeled}
 TEACHES = ("bootstrap", "random-search", "mipro")  # the optimizers whose demos a teacher bootstraps
 
 
@@ -184,6 +193,8 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
         raise ValueError(f"unknown optimizer {optimizer!r}; optimizers: {', '.join(OPTIMIZERS)}")
     if teacher_lm and optimizer not in TEACHES:
         raise ValueError(f"--teacher-lm needs an optimizer that bootstraps demos: {', '.join(TEACHES)}")
+    if optimizer == "labeled" and program != "iterative":
+        raise ValueError("--optimizer labeled builds demos of the iterative program's read: use --program iterative")
     if budget not in BUDGETS[optimizer]:
         raise ValueError(f"unknown budget {budget!r}; budgets: {', '.join(BUDGETS[optimizer])}")
     trainset, valset, files = _examples(dataset, data, train, val)

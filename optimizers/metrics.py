@@ -66,7 +66,7 @@ def _answer(pred: dspy.Prediction) -> str:
     return (pred.get("answer") or "").strip() if pred.get("status") == "answer" else ""
 
 
-def _gold_items(example: dspy.Example) -> list[str]:
+def gold_items(example: dspy.Example) -> list[str]:
     gold = example.answer
     return [str(item) for item in gold] if isinstance(gold, list) else [str(gold)]
 
@@ -81,7 +81,7 @@ def _gold_value(item: str, example: dspy.Example) -> Value | None:
 
 def text_gold(example: dspy.Example) -> bool:
     """Whether the gold answer is text: none of its items is a number (with a unit or scale) as a whole."""
-    return all(_gold_value(item, example) is None for item in _gold_items(example))
+    return all(_gold_value(item, example) is None for item in gold_items(example))
 
 
 def _number_found(value: Value, item: str, answer: str, stated: list[float] | None = None) -> bool:
@@ -147,7 +147,7 @@ def _not_years(text: str) -> list[float]:
 def _missed(example: dspy.Example, answer: str) -> list[str]:
     """The gold items the answer does not match: a single number by the value the answer states
     (`stated_values`), each item of a list anywhere in the answer."""
-    missed, items = [], _gold_items(example)
+    missed, items = [], gold_items(example)
     for item in items:
         value = _gold_value(item, example)
         if value is None:
@@ -181,13 +181,13 @@ def _f1(gold: str, said: str) -> float:
 def token_f1(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
     """SQuAD token F1 of the answer against the gold (list items joined); 0.0 without an answer."""
     answer = _answer(pred)
-    return _f1(normalize(" ".join(_gold_items(example))), normalize(answer)) if answer else 0.0
+    return _f1(normalize(" ".join(gold_items(example))), normalize(answer)) if answer else 0.0
 
 
 def exact_match(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
     """1.0 when the SQuAD-normalised answer equals the normalised gold (list items joined)."""
     answer = _answer(pred)
-    return float(bool(answer) and normalize(answer) == normalize(" ".join(_gold_items(example))))
+    return float(bool(answer) and normalize(answer) == normalize(" ".join(gold_items(example))))
 
 
 def answered(example: dspy.Example, pred: dspy.Prediction, trace=None) -> float:
@@ -290,7 +290,7 @@ def make_judge_metric(lm: dspy.LM) -> Callable[..., float]:
         answer = _answer(pred)
         if not answer:
             return 0.0
-        gold = "; ".join(_gold_items(example)) + (f" ({example.scale})" if example.get("scale") else "")
+        gold = "; ".join(gold_items(example)) + (f" ({example.scale})" if example.get("scale") else "")
         try:
             with answering(lm):
                 verdict = judge(question=example.question, gold_answer=gold, predicted_answer=answer)
@@ -312,7 +312,7 @@ def feedback_metric(example: dspy.Example, pred: dspy.Prediction, trace=None, pr
     if not answer:
         reason = f": {pred.get('reason')}" if pred.get("reason") else ""
         notes.append(f"The program did not answer (status {pred.get('status')!r}{reason}); "
-                     f"the gold answer is {'; '.join(_gold_items(example))!r}.")
+                     f"the gold answer is {'; '.join(gold_items(example))!r}.")
     elif score:
         notes.append("The answer is correct.")
     else:

@@ -350,6 +350,12 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         return self.corpus.search_text(state.question, bucket=state.bucket, top_k=self.read_k,
                                        context_chars=self.read_chars, doc_id=state.doc_id, hybrid=True), "read"
 
+    def first_read_hits(self, question: str, doc_id: str | None = None, bucket: str | None = None) -> list[dict]:
+        """What the first rung reads for a question on the hybrid route: its passages and the table rows it
+        names (labeled demos of the read are built from them, `optimizers.gold_demos`)."""
+        state = Run(question, doc_id=doc_id, bucket=bucket)
+        return self._question_hits(state, "hybrid")[0] + self._question_rows(state)
+
     def _hop_hits(self, state: Run, why: str) -> list[dict]:
         """The hops rung's passages (`programs.hops`, no LM): the question's top passages, then those of the
         bridges they name and of the parts a comparison joins; [] when they hold no passage the first
@@ -368,11 +374,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         state.read_ids |= {hit["node_id"] for hit in hits}
         hits = hits + self._question_rows(state)
         step = {"rung": rung, "strategy": f"{rung}: {self._read_strategy(state).describe()}", "results": len(hits)}
-        # inside one document its id is noise (a TAT-QA uuid's digits were copied as a value)
-        passages = [f"[{n}] {'' if state.doc_id else h['doc_id'] + ' '}page {h['page']} ({h['section']}): {h['text']}"
-                    for n, h in enumerate(hits, 1)]
         try:
-            out = self.read(question=state.question, passages=passages)
+            out = self.read(question=state.question, passages=numbered_passages(hits, state.doc_id))
         except DSPyError as error:
             reason, step["error"] = state.error(error, "the read output was malformed")
             return self._settle(state, "read", step, hits, None, reason)
@@ -690,6 +693,13 @@ def _format_hits(hits: list[dict]) -> str:
         else:
             lines.append(f"{head}\n{hit['text']}")
     return "\n\n".join(lines)
+
+
+def numbered_passages(hits: list[dict], doc_id: str | None) -> list[str]:
+    """Passages as the read is shown them, numbered from [1]; inside one document (`doc_id`) without its id,
+    which is noise there (a TAT-QA uuid's digits were copied as a value)."""
+    return [f"[{n}] {'' if doc_id else h['doc_id'] + ' '}page {h['page']} ({h['section']}): {h['text']}"
+            for n, h in enumerate(hits, 1)]
 
 
 def _numbered(findings: list[Finding]) -> list[str]:

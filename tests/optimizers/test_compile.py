@@ -54,6 +54,7 @@ TINY = {
               "max_labeled_demos": 1},
     "gepa": {"max_metric_calls": 16, "reflection_minibatch_size": 2, "component_selector": "all", "use_merge": False},
     "simba": {"max_steps": 1, "bsize": 3, "num_candidates": 2, "max_demos": 1},
+    "labeled": {"k": 2},
 }
 
 
@@ -149,6 +150,28 @@ def test_each_optimizer_compiles_the_whole_module_and_the_json_reloads(scripted,
     assert loaded.dump_state() != {**state, "settings": settings}
     loaded.load(out)
     assert loaded.dump_state() == {**state, "settings": settings}
+
+
+def test_labeled_demos_teach_the_read_train_questions_whose_gold_is_printed_in_what_it_is_shown(scripted, tmp_path):
+    """No LM runs while compiling: the read's demos are two train questions, each with the passages the first
+    rung shows for it and the gold copied from the one that prints it; the Router keeps its readings."""
+    qa, corpus, _, engine = scripted
+    engine.script["read"] = [read]
+    out = tmp_path / "labeled.json"
+    result = compile_program("jsonl", qa, "labeled", index=corpus.store.dir, out=out, track=False)
+    assert result["score_before"] == pytest.approx(1 / 3, abs=1e-3) and result["score_after"] == 1.0
+    state = saved_state(out)
+    demos = state["read.predict"]["demos"]
+    train = {question for id_, question, *_ in QUESTIONS if id_ in ("q3", "q4", "q5")}
+    assert len(demos) == 2 and {demo["question"] for demo in demos} <= train
+    for demo in demos:
+        gold, doc_id, line = BY_QUESTION[demo["question"]]
+        assert demo["answer"] == gold and demo["missing"] == "" and demo["sources"]
+        assert all(gold in demo["passages"][n - 1] for n in demo["sources"])
+    assert state["route"]["demos"] == IterativeRetriever(corpus).dump_state()["route"]["demos"]
+    assert not any(predictor["demos"] for name, predictor in state.items() if name not in ("route", "read.predict"))
+    with pytest.raises(ValueError, match="--program iterative"):
+        compile_program("jsonl", qa, "labeled", index=corpus.store.dir, program="oneshot", track=False)
 
 
 def test_ferret_compile_json_mlflow_runs_and_ask_with_the_compiled_program(scripted, capsys, monkeypatch):
