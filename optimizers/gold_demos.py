@@ -7,14 +7,16 @@ dev questions against 0.3125 uncompiled). `GoldEvidenceFewShot` builds whole dem
 (`IterativeRetriever.first_read_hits`), and as outputs its gold answer, when that answer stands on those
 passages by the checks a read's answer passes (`programs.passage_answer.answer_from_passages`: every number
 printed, or computed in code from printed operands, or the words printed) and the answer metric takes it.
-The calculation is the gold's own derivation where the dataset has one (TAT-QA's `derivation`); the sources
-are the passages that print what the answer rests on. No LM runs: a compile takes seconds.
+The calculation is the gold's own derivation where the dataset has one (TAT-QA's `derivation`), its operands
+written without thousands separators (after a demo's "94-1,258", the 0.5B read wrote "1.452.4" for 1,452.4). The sources are the passages that print what
+the answer rests on. No LM runs: a compile takes seconds.
 
 Which train questions become demos is seeded, the first `k` that stand in a shuffled train split; the other
 steps keep their demos (the Router its worked readings)."""
 from __future__ import annotations
 
 import random
+import re
 
 import dspy
 from dspy.teleprompt import Teleprompter
@@ -24,6 +26,7 @@ from ferret.programs.arithmetic import is_calculation
 from ferret.programs.iterative import numbered_passages
 from ferret.programs.passage_answer import answer_from_passages
 
+THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 MAX_ANSWER_WORDS = 12  # a demo's answer is the few words the read's instruction asks for, not a gold sentence
 
 
@@ -43,7 +46,7 @@ def read_demo(program: dspy.Module, example: dspy.Example) -> dspy.Example | Non
     if not answer_correct(example, dspy.Prediction(status="answer", answer=read.answer)):
         return None
     return dspy.Example(question=example.question, passages=numbered_passages(hits, doc_id),
-                        calculation={"expression": calculation if read.computation else ""}, answer=read.answer,
+                        calculation={"expression": THOUSANDS.sub("", read.computation)}, answer=read.answer,
                         sources=_sources(hits, read.findings), missing="").with_inputs("question", "passages")
 
 
