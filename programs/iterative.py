@@ -69,6 +69,7 @@ from dspy.utils.exceptions import DSPyError
 
 from ferret.corpus.tools import Corpus
 from ferret.programs.arithmetic import SUM_ASKED
+from ferret.programs.capabilities import Computed, capability_tools, computed_results
 from ferret.programs.comparison import compare
 from ferret.programs.confirm import confirmed
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
@@ -93,7 +94,7 @@ SECTION_TOKENS = 800  # budget of one section read (the agent's fetch_section, t
 MAX_ITEM_CHARS = 150  # a shopping item names one value; a longer "item" from the LM is a copied failure or ramble
 MAX_EVIDENCE = 20
 READ_ROWS = 2  # table rows the question names, read by the first rung beside its passages
-READ_RUNGS = ("table", "read", "long_text", "hops", "comparison")  # one read settles them: no Rerank
+READ_RUNGS = ("table", "read", "long_text", "hops", "comparison", "table_calculation")  # one read settles them: no Rerank
 STEPS = ("route", "read", "confirm", "extract", "evaluate", "synthesize", "plan", "rerank")
 SECTIONS_NOT_SHOWN = "(not shown: read the results)"
 SUMMARY_SENTENCES = 2  # of the chosen chunk's summary, read beside its passages on the long_text route
@@ -258,7 +259,9 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                 state.log("strategy", {"item": item, "exhausted": True})
                 return None
             known = len(state.findings)
-            succeeded, resolved = self._extract(state, item, strategy, list(items)[1:])
+            succeeded, resolved, settled = self._extract(state, item, strategy, list(items)[1:])
+            if settled is not None:
+                return settled
             if succeeded:
                 for done in [item, *resolved]:
                     if done in items:
@@ -442,8 +445,11 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         return [row_passage(row) for row in named_rows(self.corpus, state.question, state.bucket, state.doc_id)[:READ_ROWS]]
 
     def _extract(self, state: Run, item: str, strategy: Strategy,
-                 open_items: list[str]) -> tuple[bool, list[str]]:
+                 open_items: list[str]) -> tuple[bool, list[str], dict | None]:
+        """One rung of the ladder for `item`: (whether its findings answer it, the open items they resolve, the
+        outcome when a code capability the agent called answered the question, `_computed`)."""
         results, anchors, places = self._search(state, item, strategy)
+        computed: list[Computed] = []
         state.rung = strategy.method
         step = {"item": item, "strategy": strategy.describe(), "results": len(anchors)}
         unread = {node for node, _ in anchors} - state.read_ids
@@ -455,7 +461,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             reason = "an earlier step read every passage it found"
         else:
             state.read_ids |= unread
-            findings, reason, sections = self._extraction(state, item, strategy, results, places, step)
+            findings, reason, sections, computed = self._extraction(state, item, strategy, results, places, step)
         answered, resolved = False, []
         if findings:
             try:
@@ -476,12 +482,23 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         step.update(findings=[f.model_dump() for f in findings], succeeded=answered,
                     reason=None if answered else state.failures[-1].reason)
         state.log("extract", step)
-        return answered, resolved
+        return answered, resolved, next(filter(None, (self._computed(state, result) for result in computed)), None)
+
+    def _computed(self, state: Run, result: Computed) -> dict | None:
+        """A code capability's answer that the agent got (`programs.capabilities`), settled as the table rung's
+        is: the outcome when it verifies and grounds on the question (its unit, scale and operation), else None,
+        its printed values kept as findings and its failure recorded."""
+        if not result.answer:
+            return None
+        step = {"rung": "table_calculation", "strategy": "table_calculation: a tool the agent called, computed in code",
+                "item": result.question, "results": len(result.values), "calculation": result.calculation,
+                "answer": result.answer, "lm_call": False}
+        return self._settle(state, "tool", step, [], result.read(), result.problem)
 
     def _extraction(self, state: Run, item: str, strategy: Strategy, results: str, places: list[tuple],
-                    step: dict) -> tuple[list[Finding], str, list[str]]:
-        """(findings placed on the pages that print them, failure reason, sections searched) of one
-        Extraction of a rung's `results`; what it did is added to `step`."""
+                    step: dict) -> tuple[list[Finding], str, list[str], list[Computed]]:
+        """(findings placed on the pages that print them, failure reason, sections searched, the results of the
+        code capabilities the agent called) of one Extraction of a rung's `results`; what it did is added to `step`."""
         try:
             extraction = self.extract(question=state.question, shopping_item=item,
                                       section_index=self._section_index(state.doc_id, strategy),
@@ -489,7 +506,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                                       max_iters=self.agent_steps if strategy.method == "select" else 0)
         except DSPyError as error:  # LMs see a short reason, the log keeps the error
             reason, step["error"] = state.error(error, "the extraction output was malformed")
-            return [], reason, []
+            return [], reason, [], []
         placed = [self._placed(f, places) for f in extraction.findings]
         findings = [f for f in placed if f is not None]
         reason, sections = extraction.failure_reason, extraction.sections_searched
@@ -499,7 +516,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             step["not_printed"] = len(extraction.findings) - len(findings)
             reason = reason if findings else "the values reported are not printed on the pages cited"
         step["tools"] = [v for k, v in extraction.trajectory.items() if k.startswith("tool_name")]
-        return findings, reason, sections
+        return findings, reason, sections, computed_results(extraction.trajectory)
 
     def _search(self, state: Run, item: str, strategy: Strategy) -> tuple[str, list[tuple[str, float]], list[tuple]]:
         """Run the strategy's own search (before the agent's tool calls): its results formatted, its
@@ -561,7 +578,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
 
         return [dspy.Tool(fetch_section, desc="Read a section of a document; section is an id (s12) or a title."),
                 dspy.Tool(neighbors, desc="The passages and sections next to a node (a result's node, e.g. seg:12)."),
-                dspy.Tool(search_text, desc="Search one document for passages.")]
+                dspy.Tool(search_text, desc="Search one document for passages."), *capability_tools(corpus)]
 
     def _section_index(self, doc_id: str | None, strategy: Strategy) -> str:
         """The document's section tree, shown only when the strategy reads sections it must pick: the

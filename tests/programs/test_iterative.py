@@ -239,6 +239,27 @@ def test_the_select_rung_lets_the_agent_read_a_section_with_a_tool(small_corpus)
     assert steps_of(result, "extract")[0]["tools"] == ["fetch_section"] and result.status == "answer"
 
 
+def test_a_code_capability_the_agent_calls_returns_its_typed_result_and_its_answer_grounds(small_corpus):
+    """The table rung does not read "grow"; the agent asks the table_calculation tool in the row's own
+    words, gets a `Computed` result, and that result is the answer, verified and grounded as the rung's would be."""
+    def act(row):
+        return {"next_thought": "Compute it from the row.", "next_tool_name": "table_calculation",
+                "next_tool_args": {"question": f"What was the change in {row} from 2022 to 2023?", "doc_id": "report"}}
+
+    route = {"route": {"decision": {"route": "long_text"}}}
+    result, engine = run(small_corpus, {**route, "act": act("Total revenue")}, question="By how much did revenue grow from 2022 to 2023?")
+    assert engine.steps() == ["route", "read", "act", "extract"]  # no Evaluator or Synthesis after the tool's answer
+    extraction = inputs_of(engine, "extract")[0]
+    assert '"answer": "500"' in extraction["observation_0"] and '"calculation": "3650 - 3150"' in extraction["observation_0"]
+    assert (result.status, result.answer, result.answered_by) == ("answer", "500", "table_calculation")
+    assert result.grounding == "grounded" and result.computation == "3650 - 3150" and result.citations_verified
+    assert {(c["doc_id"], c["page"]) for c in result.citations} == {("report", 1)}
+    # a row the question does not name: the tool computes it, the check does not ground it, the loop goes on
+    result, _ = run(small_corpus, {**route, "act": act("Consumer")}, question="By how much did revenue grow from 2022 to 2023?")
+    assert result.status != "answer" and result.answer != "150"
+    assert "not grounded" in next(s["reason"] for s in result.trajectory if s["step"] == "tool")
+
+
 def test_a_malformed_tool_step_is_the_select_rungs_recorded_failure_and_the_loop_goes_on(small_corpus):
     result, engine = run(small_corpus, {"route": {"decision": {"route": "long_text"}}, "act": "this is not JSON {",
                                         "extract": FOUND, "evaluate": ACCEPT, "synthesize": ANSWER})
