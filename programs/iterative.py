@@ -210,7 +210,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             state.table_attempts = table.attempts
             state.log("structured", {"op": query.op, "attempts": table.attempts, "rows": len(table.rows)})
             if table.outcome is not None:
-                state.findings, state.rows, state.derived, state.rung = table.findings, table.rows, table.derived, "structured"
+                state.rung = "structured"
+                state.answered(table.findings, derived=table.derived, rows=table.rows)
                 return table.outcome
             rungs = [rung for rung in rungs if rung.method != "annotations"]  # widened and still empty
         state.policy = Policy(rungs)
@@ -402,8 +403,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             grounding = grounding or self._ground(state, read.answer, read.findings, read.computation)
             step["grounding"] = grounding.level
             if check.ok and at_least(grounding.level, self.accept):
-                state.findings, state.derived, state.computation = read.findings, read.derived, read.computation
-                state.grounding = grounding
+                state.answered(read.findings, grounding, read.derived, read.computation)
                 state.log(name, {**step, "succeeded": True})
                 return outcome("answer", answer=read.answer, sources=list(range(1, len(read.findings) + 1)))
             if check.ok:
@@ -414,10 +414,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                 reason = "the answer did not verify: " + (
                     f"{', '.join(check.unverified_numbers)} not in the values cited" if check.unverified_numbers
                     else "a cited value is not printed on its page")
-        kept = [f for f in (read.values if read else []) if f not in state.findings]
-        state.findings.extend(kept)
-        state.failures.append(FailedSearch(item=state.question, strategy=step["strategy"], reason=reason,
-                                           sections_tried=list(dict.fromkeys(h["section"] for h in hits))))
+        kept = state.keep(read.values if read else [])
+        state.fail(state.question, step["strategy"], reason, [h["section"] for h in hits])
         if name == "read":
             state.policy.record(Attempt(state.question, self._read_strategy(state), False,
                                   [(h["node_id"], h["score"]) for h in hits], first_rung=True))
@@ -473,11 +471,9 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                 answered = bool(judgement.answered and valid)
                 findings, resolved = valid, [q for q in judgement.resolved_subqueries if q in open_items]
                 reason = reason if answered else (judgement.reason or "findings did not answer the item")
-        state.findings.extend(f for f in findings if f not in state.findings)  # partial when not answered
+        state.keep(findings)  # partial when not answered
         if not answered:
-            state.failures.append(FailedSearch(item=item, strategy=strategy.describe(),
-                                               reason=reason or "no finding answered the item",
-                                               sections_tried=list(sections)))
+            state.fail(item, strategy.describe(), reason or "no finding answered the item", sections)
         state.policy.record(Attempt(item, strategy, answered, anchors))
         step.update(findings=[f.model_dump() for f in findings], succeeded=answered,
                     reason=None if answered else state.failures[-1].reason)

@@ -22,8 +22,9 @@ class Run:
     """What one question's steps know. The caller's inputs and the small-model profile's multi-hop wording
     (`hop_wait`) are set when it starts; the Router's reading (`decision`, `policy`, `routed_bucket`,
     `filters`, `terms`) by the route step only; `findings`, `failures`, `trajectory`, `read_hits` grow as the
-    steps read; `grounding` and `computation` are the answering read's, `candidate` the best read answer not
-    grounded enough; `rung` is the step that ran last (the answer's `answered_by`)."""
+    steps read (`keep`, `fail`, `show`, `log`); `grounding`, `computation`, `derived` and `rows` are the answering
+    step's (`answered`, which also replaces the findings by what the answer rests on), `candidate` the best read
+    answer not grounded enough; `rung` is the step that ran last (the answer's `answered_by`)."""
 
     question: str
     doc_id: str | None = None
@@ -58,6 +59,26 @@ class Run:
         self.trajectory.append({"step": step, **json.loads(json.dumps(data, default=str))})
         if self.on_step is not None:
             self.on_step(self.trajectory[-1])
+
+    def keep(self, findings: list[Finding]) -> list[Finding]:
+        """Keep the values a step read that are not kept yet (for the steps after it); returns those."""
+        kept: list[Finding] = []
+        for finding in findings:
+            if finding not in self.findings and finding not in kept:
+                kept.append(finding)
+        self.findings.extend(kept)
+        return kept
+
+    def fail(self, item: str, strategy: str, reason: str, sections: list[str]) -> None:
+        """Record a step's failure on `item`: the LM steps after it see it (`tried`)."""
+        self.failures.append(FailedSearch(item=item, strategy=strategy, reason=reason,
+                                          sections_tried=list(dict.fromkeys(sections))))
+
+    def answered(self, findings: list[Finding], grounding: Grounding | None = None, derived: list[float] = (),
+                 computation: str = "", rows: list[dict] = ()) -> None:
+        """The answering step's values: what the answer rests on replaces the partial findings."""
+        self.findings, self.derived, self.computation = list(findings), list(derived), computation
+        self.grounding, self.rows = grounding, list(rows)
 
     def error(self, error: DSPyError, malformed: str = "") -> tuple[str, str]:
         """(the reason the loop records, the error as logged) for a step whose LM call raised: its output did

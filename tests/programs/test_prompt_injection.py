@@ -76,4 +76,4 @@ def test_the_tools_a_step_may_call_do_not_depend_on_what_pages_say(injected, sma
     program = make_program("iterative", injected)
     names = [tool.name for tool in program._tools()]
     assert names == [tool.name for tool in make_program("iterative", small_corpus)._tools()]
-    assert names == ["fetch_section", "neighbors", "search_text"]
+    assert names == ["fetch_section", "neighbors", "search_text", "table_calculation"]
