@@ -8,7 +8,7 @@ dev questions against 0.3125 uncompiled). `GoldEvidenceFewShot` builds whole dem
 passages by the checks a read's answer passes (`programs.passage_answer.answer_from_passages`: every number
 printed, or computed in code from printed operands, or the words printed) and the answer metric takes it.
 The calculation is the gold's own derivation where the dataset has one (TAT-QA's `derivation`), its operands
-written without thousands separators (after a demo's "94-1,258", the 0.5B read wrote "1.452.4" for 1,452.4). The sources are the passages that print what
+written as code computes them, without thousands separators. The sources are the passages that print what
 the answer rests on. No LM runs: a compile takes seconds.
 
 Which train questions become demos is seeded, the first `k` that stand in a shuffled train split; the other
