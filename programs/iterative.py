@@ -489,7 +489,11 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         step = {"rung": "table_calculation", "strategy": "table_calculation: a tool the agent called, computed in code",
                 "item": result.question, "results": len(result.values), "calculation": result.calculation,
                 "answer": result.answer, "lm_call": False}
-        return self._settle(state, "tool", step, [], result.read(), result.problem)
+        rung = state.rung
+        settled = self._settle(state, "tool", step, [], result.read(), result.problem)
+        if settled is None:
+            state.rung = rung  # the ladder's rung: an answer Synthesis gives next is from its findings
+        return settled
 
     def _extraction(self, state: Run, item: str, strategy: Strategy, results: str, places: list[tuple],
                     step: dict) -> tuple[list[Finding], str, list[str], list[Computed]]:
