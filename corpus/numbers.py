@@ -42,7 +42,8 @@ _IN_TEXT = re.compile(
 
 _SCALE_PHRASE = re.compile(
     r"(?:\b(?:in|of)|[$€£]|\b(?:USD|EUR|GBP|dollars))\s*(thousands|millions|billions|trillions)\b"
-    r"|(?:[$€£]|\b(?:USD|EUR|GBP))\s*(?:in\s+)?(thousand|million|billion|mn|bn|m)\b",
+    r"|(?:[$€£]|\b(?:USD|EUR|GBP))\s*(?:in\s+)?(thousand|million|billion|mn|bn|m)\b"
+    r"|(?:[$€£]|\b(?:USD|EUR|GBP))\s*['’]?000\b",  # "$'000", "US$000", "€’000": thousands
     re.IGNORECASE,
 )
 _PERCENT_PHRASE = re.compile(r"\(\s*in\s*(?:%|percent(?:ages?)?)\s*\)|\bin\s+percent(?:ages?)?\b", re.IGNORECASE)
@@ -91,7 +92,7 @@ def parse_number(text: str) -> float | None:
 def detect_scale(text: str) -> tuple[float, str | None]:
     """The scale and unit a header declares: "(In thousands, except par value)" → (1e3, "USD").
 
-    "(Dollars in millions)" → (1e6, "USD"), "(€ in billions)" → (1e9, "EUR"), "(in %)" → (1.0, "%");
+    "(Dollars in millions)" → (1e6, "USD"), "(€ in billions)" → (1e9, "EUR"), "US$000" → (1e3, "USD"), "(in %)" → (1.0, "%");
     "(in thousands of shares)" → (1e3, None); (1.0, None) when the text declares nothing.
     """
     if _PERCENT_PHRASE.search(text):
@@ -99,7 +100,7 @@ def detect_scale(text: str) -> tuple[float, str | None]:
     match = _SCALE_PHRASE.search(text)
     if not match:
         return 1.0, None
-    scale = _SCALE_WORDS[(match[1] or match[2]).lower()]
+    scale = _SCALE_WORDS[(match[1] or match[2] or "thousand").lower()]
     head = text.split("except")[0]
     if _SHARES.search(head):
         return scale, None

@@ -38,6 +38,7 @@ PERCENT_HEADER = re.compile(r"%|\bpercent", re.IGNORECASE)  # a column (or row) 
 _UNIT_HEADER = re.compile(r"\((?:in )?(years|months|days|shares|units)\)", re.IGNORECASE)
 _MAX_GAP_LINES = 4  # label-only or blank lines allowed between two rows of one table
 _MAX_TITLE_LINES = 3
+_MAX_CAPTION = 200  # a label-only line ending with ":" that introduces the rows below it
 
 
 def _cells(line: str) -> list[str]:
@@ -79,8 +80,18 @@ def _row(cells: list[str]) -> tuple[str, list[str]] | None:
     return cells[0], values
 
 
+def _is_subtotal(cells: list[str]) -> bool:
+    """An unlabelled line of amounts that are not all years ("$3,260  $3,836"): a subtotal of the rows above."""
+    tokens = [_numeric_tokens(cell) for cell in cells]
+    return all(tokens) and not all(_YEAR.fullmatch(token) for cell in tokens for token in cell)
+
+
 def _is_scale_line(cells: list[str]) -> bool:
-    return len(cells) == 1 and len(cells[0]) <= 120 and detect_scale(cells[0]) != (1.0, None)
+    """One scale declaration ("(in thousands)"), or one per column and the same ("US$000  US$000")."""
+    if len(cells) == 1:
+        return len(cells[0]) <= 120 and detect_scale(cells[0]) != (1.0, None)
+    return bool(cells) and not any(_YEAR.search(cell) for cell in cells) \
+        and len({detect_scale(cell) for cell in cells}) == 1 and detect_scale(cells[0]) != (1.0, None)
 
 
 def _is_header(cells: list[str]) -> bool:
@@ -97,7 +108,10 @@ def _is_header(cells: list[str]) -> bool:
 
 
 def _is_group_label(line: str, cells: list[str]) -> bool:
-    """A label-only line that groups the rows below it ("Current assets:", "ASSETS")."""
+    """A label-only line that groups the rows below it ("Current assets:", "ASSETS"; a long caption that
+    introduces them, "Major classes of line items constituting pretax profit of ...:")."""
+    if len(cells) == 1 and cells[0].endswith(":") and len(cells[0]) <= _MAX_CAPTION and ": " not in cells[0]:
+        return True
     return _is_title(cells) and not _is_header(cells) and not _is_scale_line(cells) and not _is_prose(line, cells)
 
 
@@ -133,7 +147,8 @@ def _blocks(lines: list[str], cells: list[list[str]], rows: list) -> list[tuple[
         while index < len(lines) and index - last <= _MAX_GAP_LINES + 1:
             if rows[index] is not None:
                 last, count = index, count + 1
-            elif len(cells[index]) > 1 or _is_scale_line(cells[index]) or _is_prose(lines[index], cells[index]):
+            elif (len(cells[index]) > 1 and not _is_subtotal(cells[index])) or _is_scale_line(cells[index]) \
+                    or _is_prose(lines[index], cells[index]):
                 break  # a header, scale line or prose: the table has ended
             index += 1
         if count >= 2:
@@ -236,7 +251,8 @@ def _columns(header_cells: list[list[str]], width: int, percent: set[int]) -> tu
     parts: list[list[str]] = [[] for _ in range(width)]
     dropped = None
     for line_cells in header_cells:
-        if len(line_cells) == width + 1:
+        if len(line_cells) == width + 1 or width % len(line_cells) and len(line_cells) > 2 \
+                and not width % (len(line_cells) - 1):  # the label column's header, before the columns' (or groups')
             dropped = dropped or line_cells[0]
             line_cells = line_cells[1:]
         if width % len(line_cells):

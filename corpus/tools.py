@@ -394,18 +394,20 @@ class Corpus:
         return [row[0] for row in self.store.conn.execute("SELECT page FROM pages WHERE doc_id = ? ORDER BY page", (doc_id,))]
 
     def page_cells(self, doc_id: str, page: int) -> list[dict]:
-        """The table rows and "Label: value" facts printed on one page, each as {"label", "cells"}: its
-        values as (column header, text, number), a fact's one value under the header ""."""
+        """The table rows and "Label: value" facts printed on one page, each as {"label", "section", "cells"}:
+        its values as (column header, text, number), a fact's one value under the header ""; the title of
+        the section it is printed in (a table's caption: what a row labeled "Total" totals)."""
         self._refresh()
         rows = self.store.conn.execute(
-            "SELECT l.text AS label, a.kind, a.value_text, a.value_num, a.fields FROM annotations a "
-            "JOIN labels l ON l.id = a.label_id WHERE a.doc_id = ? AND a.page = ? ORDER BY a.id", (doc_id, page)).fetchall()
+            "SELECT l.text AS label, a.kind, a.value_text, a.value_num, a.fields, sec.title AS section FROM annotations a "
+            "JOIN labels l ON l.id = a.label_id LEFT JOIN sections sec ON sec.doc_id = a.doc_id AND sec.id = a.section_id "
+            "WHERE a.doc_id = ? AND a.page = ? ORDER BY a.id", (doc_id, page)).fetchall()
         out = []
         for row in rows:
             fields = json.loads(row["fields"])
             cells = [(header, text, number) for header, (text, number, *_) in fields.items()] if row["kind"] == "row" \
                 else [("", row["value_text"], row["value_num"])]
-            out.append({"label": row["label"], "cells": cells})
+            out.append({"label": row["label"], "section": row["section"] or "", "cells": cells})
         return out
 
     def file_of(self, doc_id: str) -> str:
@@ -500,7 +502,7 @@ class Corpus:
         order (sorted and cut by SQLite: a label of a large index has thousands of rows)."""
         check_query("label_query", label_query)
         self._refresh()
-        labels = self._matching_labels(label_query, precise)
+        labels = self._matching_labels(label_query, precise, self._label_mask(bucket, doc_id))
         if not labels:
             return []
         where, params = self._document_where(bucket, Filters.parse(filters), doc_id, _ANNOTATION_COLUMNS)
@@ -527,20 +529,31 @@ class Corpus:
             out.append(item)
         return out
 
-    def _matching_labels(self, label_query: str, precise: bool = False) -> dict[int, float]:
+    def _matching_labels(self, label_query: str, precise: bool = False, mask: np.ndarray | None = None) -> dict[int, float]:
         """label id → score. Lexical matches (abbreviations expanded: "qty" → "quantity") fused with
-        labels close in meaning, LABEL_CANDIDATES of each; with `precise`, every lexical match when
-        there is any."""
+        labels close in meaning, LABEL_CANDIDATES of each, among the labels `mask` allows; with
+        `precise`, every lexical match when there is any."""
         if len(self.labels.ids) == 0:
             return {}
-        scores = self.labels.lexical_scores(self._expand_abbreviations(label_query))
+        scores = self._lexical_scores(self.labels, self._expand_abbreviations(label_query), mask)
         if precise and (every := top_rows(scores, len(scores), positive=True)):  # an aggregate covers every match
             return {int(self.labels.ids[i]): score for i, score in every}
         lexical = top_rows(scores, LABEL_CANDIDATES, positive=True)
-        semantic = [(i, s) for i, s in self.labels.top(self._query_vector(label_query), LABEL_CANDIDATES)
+        semantic = [(i, s) for i, s in self.labels.top(self._query_vector(label_query), LABEL_CANDIDATES, mask)
                     if s >= LABEL_MIN_COSINE]
         return {int(self.labels.ids[i]): score
                 for i, score in _reciprocal_rank_fusion([lexical, semantic], 2 * LABEL_CANDIDATES)}
+
+    def _label_mask(self, bucket: str | None, doc_id: str | None) -> np.ndarray | None:
+        """Boolean mask over label rows: the labels of the bucket's or document's annotations. A search
+        scoped to one document picks among that document's labels, not among the corpus's best labels
+        (which, in a large corpus, are often all other documents')."""
+        if bucket is None and doc_id is None:
+            return None
+        where, params = self._document_where(bucket, None, doc_id)
+        present = [row[0] for row in self.store.conn.execute(
+            f"SELECT DISTINCT a.label_id FROM annotations a JOIN documents d ON d.doc_id = a.doc_id WHERE {where}", params)]
+        return np.isin(self.labels.ids, present)
 
     def _expand_abbreviations(self, query: str) -> str:
         """Add the label words a short query word abbreviates (same first letter, letters in order)."""

@@ -65,7 +65,7 @@ _ASKS_NUMBER = re.compile(rf"\b(?:{_QUANTITY}|total|revenues?|sales|income|earni
                           r"capex|assets|liabilities|equity|cash|debt|price|eps|dividends?|balance|value|number|count)\b",
                           re.IGNORECASE)  # a quantity, or a metric named
 _ASKS_REASON = re.compile(r"\s*(?:why|what (?:drove|caused|explains|led|does|do|did)|how (?:did|does|do|has|have|often)|"
-                          r"explain|describe|summari[sz]e)\b", re.IGNORECASE)  # a question about a number that asks for no number
+                          r"explain|describe|summari[sz]e|what (?:is|was|are|were) the (?:\w+ )?reasons?)\b", re.IGNORECASE)  # a question about a number that asks for no number
 _ASKS_QUANTITY = re.compile(rf"\b(?:{_QUANTITY})\b", re.IGNORECASE)  # a metric's name alone is not
 _ASKS_ITEMS = re.compile(r"\s*(?:what|which)\s+(?:are|were)\b", re.IGNORECASE)  # "What are the components of the ratio?"
 _ASKS_PURPOSE = re.compile(r"\b(?:purpose|objective|used for|used to|represent|include|nature|reason)\b", re.IGNORECASE)
@@ -137,7 +137,7 @@ def numbers_only(answer: str) -> bool:
 
 
 def asks_reason(question: str) -> bool:
-    """The question asks why or how, what drove or explains something, or for a description."""
+    """The question asks why or how, what drove or explains something, its reason, or for a description."""
     return bool(_ASKS_REASON.match(question))
 
 
@@ -425,7 +425,8 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
         return ON_PAGE, "", f"{page}, not as a number of {asked.unit}"
     year = value.is_integer() and 1900 <= value <= 2100  # a table prints a year as its column's header, not in a cell;
     # and 2022 is not 2023 rounded
-    cells = [] if year else [(row["label"], header, printed, number) for row in rows
+    captioned = not any(stems(row["label"]) - GENERIC & words for row in rows)  # no row of its own is the question's
+    cells = [] if year else [(_row_label(row, captioned), header, printed, number) for row in rows
                              for header, printed, number in row["cells"]]
     distinct = _distinct_headers([header for _, header, _, _ in cells]) & words  # "International", when the question names it
     scores = [_cell_score(label, header, words, years, asked.generic) for label, header, _, _ in cells]
@@ -449,6 +450,14 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
                         and not (_DATE_DAY.search(sentence[:start]) or _DAY_MONTH.match(sentence[end:])):
                     return GROUNDED, sentence[start:end], f"{' '.join(sentence.split())[:60]} · {page}"
     return ON_PAGE, "", page
+
+
+def _row_label(row: dict, captioned: bool) -> str:
+    """A row's label, with its table's caption when the label names nothing but GENERIC words and
+    `captioned` (the question names no row of the page by its own words): a "Total" row under
+    "Personnel expenses for employees were as follows:" is the personnel expenses' total, and not the
+    total a question about the "Consumer" row of a segment table would read."""
+    return f"{row['section']} {row['label']}".strip() if captioned and not stems(row["label"]) - GENERIC else row["label"]
 
 
 def _year_column(question: str, value: float, cells: dict[tuple[str, int], list[dict]], asked: set[str]) -> str:

@@ -8,10 +8,13 @@ calculation (the 0.5B read writes such expressions over the wrong cells or with 
 Nothing is guessed: a question is left to the reads unless
 - it names exactly two years (an average "from 2017 to 2019" is of three), or one year right before
   "average" ("What is the 2019 average free cash flow?": the average of the row's 2019 and 2018 cells, as
-  a balance's average is taken; "the average exchange rate in 2019" is printed, not computed), and
-  neither defines a formula ("DPO is defined as: ...") nor asks why or how;
+  a balance's average is taken; "the average exchange rate in 2019" is printed, not computed), or none
+  when the row's columns name exactly two ("What was the change in total emissions?"), and it neither
+  defines a formula ("DPO is defined as: ...") nor asks why, how or for a reason;
 - a table row's label has all its words in the question (`structured.grounded`), the longest such label
-  wins, and the rows of that label agree on each year's value;
+  wins, no other row's label the question names has words outside it ("the total of A and B" names two
+  rows, which one row does not answer; a share's "percentage of sales represented by X" may name the
+  sales row), and the rows of that label agree on each year's value;
 - each year has one cell in the row, or of several ("Domestic 2019", "International 2019") one whose
   header's other words the question names most;
 - the question names the operation outside the row's label ("Average invested capital" and
@@ -30,10 +33,7 @@ the row's largest (or smallest) cell, among the years the question names if it n
 threshold ("less than 100 million"), nor the year of an operation's extreme; amounts all printed
 negative are compared by size. On TAT-QA's 1,668 questions, 63 ask "which year" and 31 of them are
 answered so, all 31 right.
-From the stored rows alone, before the which-year kind, the rung's answers that ground (right) on
-TAT-QA's dev split (700 questions, the one the rules were written on) are 128 (122), on its train split
-(639) 116 (110), on its test split (329) 68 (64); no HotpotQA or FinanceBench dev question is taken
-(docs/benchmarks.md).
+The rung's reach and precision on every split are in docs/transfer.md (`ferret eval --grounding`).
 """
 from __future__ import annotations
 
@@ -84,11 +84,11 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
     """The question's calculation over one table row of `corpus` (module rules), or None."""
     years = list(dict.fromkeys(YEAR.findall(question)))
     which_year = bool(_WHICH_YEAR.search(question))
-    if not (which_year or len(years) in (1, 2)) or _DEFINED.search(question) or asks_reason(question):
+    if not (which_year or len(years) in (0, 1, 2)) or _DEFINED.search(question) or asks_reason(question):
         return None
-    rows = named_rows(corpus, question, bucket, doc_id)
-    longest = max((len(stems(row["label"])) for row in rows), default=0)
-    rows = [row for row in rows if len(stems(row["label"])) == longest]
+    named = named_rows(corpus, question, bucket, doc_id)
+    longest = max((len(stems(row["label"])) for row in named), default=0)
+    rows = [row for row in named if len(stems(row["label"])) == longest]
     if not rows:
         return None
     asked = question.lower()
@@ -98,7 +98,13 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
     if which_year:
         return _extreme_year(rows, question, asked, years)
     share = bool(SHARE.search(asked))  # "the percentage of sales represented by X": its "%" column
+    if not share and any(not stems(row["label"]) <= stems(rows[0]["label"]) for row in named):
+        return None  # two rows named: "the total of A and B" is not one row's
     ops = operations(asked) | ({"percentage"} if _PERCENTS.search(asked) else set())
+    if not years:  # "What was the change in total emissions?": between the row's two years, when it has two
+        years = _printed_years(rows)
+        if len(years) != 2 or not ops & {"change", "average"}:
+            return None
     if len(years) == 1:  # "the 2019 average X": of the year's cell and the year's before
         if ops != {"average"} or not YEAR_AVERAGE.search(question):
             return None
@@ -135,7 +141,7 @@ def _extreme_year(rows: list[dict], question: str, asked: str, years: list[str])
     most, least = bool(_MOST.search(asked)), bool(_LEAST.search(asked))
     if most == least or _THAN.search(asked) or operations(asked):
         return None
-    printed = sorted({year for row in rows for header in row["fields"] for year in YEAR.findall(header)})
+    printed = _printed_years(rows)
     cells = {year: cell for year in printed if (not years or year in years)
              and (cell := _year_cell(rows, year, question_stems(question), amounts=True)) is not None}
     values = {year: value for year, (value, _) in cells.items()}
@@ -144,6 +150,11 @@ def _extreme_year(rows: list[dict], question: str, asked: str, years: list[str])
     if len(values) < 2 or list(values.values()).count(best := (max if most else min)(values.values())) > 1:
         return None
     return RowCalculation("", [row_passage(row) for row in rows], next(year for year, value in values.items() if value == best))
+
+
+def _printed_years(rows: list[dict]) -> list[str]:
+    """The years the rows' column headers name, in order."""
+    return sorted({year for row in rows for header in row["fields"] for year in YEAR.findall(header)})
 
 
 def _year_cell(rows: list[dict], year: str, asked: set[str], share: bool = False,

@@ -101,15 +101,45 @@ def test_years_with_notes_are_a_header():
     assert row(table, "Other operating expenses").cells["2018"].number == pytest.approx(33.7)
 
 
-def test_block_cut_by_an_unlabelled_subtotal_keeps_its_columns():
+def test_an_unlabelled_subtotal_does_not_cut_the_table_and_a_row_between_two_subtotals_is_kept():
     lines = ["December 29, 2019  December 30, 2018", "(in thousands)", "Inventories:", "Raw material  $222  $191",
-             "Finished goods  668  716", "$890  $907", "Other current assets:", "Prepaid expenses  $1,296  $1,483",
+             "Finished goods  668  716", "$890  $907", "Property and equipment:", "Equipment  $10,694  $10,607",
+             "12,993  14,149", "Accumulated depreciation and amortization  (12,163)  (12,700)", "$830  $1,449",
+             "Other current assets:", "Prepaid expenses  $1,296  $1,483",
              "Other  269  292", "The table below shows the other receivables of the year.", "Receivables",
              "Alpha  1  2", "Beta  3  4"]
-    inventories, other, summary = find_tables(lines)
-    assert other.columns == inventories.columns == ["December 29, 2019", "December 30, 2018"]
-    assert row(other, "Prepaid expenses").cells["December 30, 2018"].number == pytest.approx(1_483e3)
+    balances, summary = find_tables(lines)
+    assert balances.columns == ["December 29, 2019", "December 30, 2018"]
+    assert row(balances, "Prepaid expenses").cells["December 30, 2018"].number == pytest.approx(1_483e3)
+    depreciation = row(balances, "Accumulated depreciation and amortization")  # alone between two subtotals
+    assert depreciation.cells["December 29, 2019"].number == pytest.approx(-12_163e3)
     assert summary.columns == ["col1", "col2"]  # a title of its own: another table
+
+
+def test_header_above_a_unit_line_and_captions_that_introduce_the_rows():
+    lines = ["Consolidated", "2019  2018", "US$000  US$000",
+             "Profit before income tax includes the following specific expenses:",
+             "Included in professional advice expense", "Costs associated with acquisitions  244  572",
+             "Finance costs expensed  200  62"]
+    [table] = find_tables(lines)
+    assert table.columns == ["2019", "2018"] and (table.scale, table.unit) == (1e3, "USD")
+    assert row(table, "Finance costs expensed").cells["2018"].number == pytest.approx(62e3)
+    caption = "Major classes of line items constituting pretax profit (loss) of discontinued operations for " \
+              "Horizon Clinicals and Series2000 Revenue Cycle:"
+    [table] = find_tables(["(In thousands)  2018  2017", caption, "Revenue:", "Software delivery  $9,441  $10,949",
+                           "Client services  404  1,044"])
+    assert table.columns == ["2018", "2017"]
+    assert row(table, "Client services").cells["2017"].number == pytest.approx(1_044e3)
+
+
+def test_a_label_columns_header_before_headers_that_span_two_columns_each():
+    lines = ["(Dollars in thousands)  2019  2018  Change",
+             "Software license  $275,792  99%  $282,950  98%  $(7,158)  (3)%",
+             "Maintenance  254,924  91%  239,310  91%  15,614  7%"]
+    [table] = find_tables(lines)
+    assert table.columns == ["2019", "2019 %", "2018", "2018 %", "Change", "Change %"]
+    assert row(table, "Maintenance").cells["2018"].number == pytest.approx(239_310e3)
+    assert row(table, "Maintenance").cells["2018 %"].number == pytest.approx(91)
 
 
 def test_adobe_2015_balance_sheet():

@@ -105,6 +105,21 @@ def test_an_aggregate_covers_every_matching_label_however_many(tmp_path):
     assert corpus.annotations_aggregate("cable", "count")["value"] == len(corpus.annotation_rows("cable")) == n
 
 
+def test_a_label_search_in_one_document_picks_among_that_documents_labels(tmp_path):
+    from ferret.corpus.ingest import ingest
+    from ferret.corpus.tools import LABEL_CANDIDATES, Corpus
+
+    # more documents whose labels match the query better than the one document's own label does
+    for i in range(LABEL_CANDIDATES + 10):
+        (tmp_path / f"other{i}.txt").write_text(f"Report {i}\n\nTotal operating income K{i}: {i} m")
+    (tmp_path / "target.txt").write_text("Report\n\nOperating result: 302 m")
+    ingest(sorted(tmp_path.glob("*.txt")), tmp_path / "index")
+    corpus = Corpus(tmp_path / "index")
+    target = next(doc_id for doc_id in corpus.doc_ids if "target" in corpus.file_of(doc_id))
+    found = corpus.annotations_search("What was the change in total operating income?", doc_id=target)
+    assert [hit["label"] for hit in found] == ["Operating result"]
+
+
 def test_a_bucket_metadata_field_wins_over_the_document_column_of_its_name(tmp_path):
     from ferret.corpus.ingest import ingest
     from ferret.corpus.tools import Corpus

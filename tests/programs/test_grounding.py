@@ -371,3 +371,27 @@ def test_a_share_column_named_in_words_is_a_share_column_too():
     assert ground(question, "1.9", [40.0, 38.1], [("d", 1)], table, "40 - 38.1").level == GROUNDED
     amounts = ground(question, "191,223", [479987.0, 288764.0], [("d", 1)], table, "479987 - 288764")
     assert amounts.level == ON_PAGE
+
+
+class _Table:
+    """One page that prints one table: its rows (label → {year: printed value}) under its caption."""
+
+    def __init__(self, caption: str, rows: dict[str, dict[str, str]]):
+        self.caption, self.rows = caption, rows
+
+    def page_text(self, doc_id, page):
+        return "\n".join([self.caption, *(f"{label}  " + "  ".join(row.values()) for label, row in self.rows.items())])
+
+    def page_cells(self, doc_id, page):
+        return [{"label": label, "section": self.caption,
+                 "cells": [(year, text, float(text.replace(",", ""))) for year, text in row.items()]}
+                for label, row in self.rows.items()]
+
+
+def test_a_total_row_is_the_total_its_tables_caption_names():
+    question = "What was the change in total personnel expenses from 2018 to 2019?"
+    rows = {"Wages and salaries": {"2019": "200,000", "2018": "170,000"}, "Total": {"2019": "227,727", "2018": "188,503"}}
+    place = [("d", 1)]
+    args = (question, "39224", [227727.0, 188503.0], place)
+    assert ground(*args, _Table("Personnel expenses for employees were as follows:", rows), "227727 - 188503").level == GROUNDED
+    assert ground(*args, _Table("Other matters:", rows), "227727 - 188503").level == ON_PAGE  # a total of what?

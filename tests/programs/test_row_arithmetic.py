@@ -37,6 +37,7 @@ def value(corpus, question: str) -> float | None:
     ("What was the average deferred tax assets for 2018 and 2019?", 1175.0),
     ("What is the 2019 average deferred tax assets?", 1175.0),  # one year's average: with the year before
     ("What is the change in deferred tax assets in units of percents from 2018 to 2019?", round(150 / 1100 * 100, 4)),
+    ("What was the change in deferred tax assets?", 150.0),  # no year named: the row's two years
 ])
 def test_the_questions_row_and_years_give_the_operation_it_names(question, expected):
     assert value(ALLOWANCE, question) == expected
@@ -51,6 +52,8 @@ def test_the_questions_row_and_years_give_the_operation_it_names(question, expec
     "What is the ratio, defined as deferred tax assets / 2, between 2018 and 2019?",  # a formula of its own
     "What was the deferred tax assets in 2019 and 2018?",  # no operation
     "What was the change in goodwill between 2018 and 2019?",  # no row the question names
+    "What was the reason for the change in deferred tax assets between 2018 and 2019?",  # a reason
+    "What is the change in the valuation allowance and deferred tax assets from 2018 to 2019?",  # two rows
 ])
 def test_a_question_the_rules_do_not_cover_is_left_to_the_reads(question):
     assert row_calculation(ALLOWANCE, question) is None
@@ -150,3 +153,9 @@ def test_the_iterative_program_answers_the_rows_question_in_code_with_no_lm_call
     assert (result.computation, result.answer) == (computation, answer) and result.citations_verified
     assert [step["step"] for step in result.trajectory] == ["table"]
     assert result.trajectory[0]["lm_call"] is False
+
+
+def test_a_change_that_names_no_year_needs_a_row_of_exactly_two_years():
+    rows = _Rows({"Total emissions": {"2019 Tonnes": "4,785.7", "2018 Tonnes": "5,087.6", "2017 Tonnes": "5,210.0"}})
+    assert row_calculation(rows, "What was the change in total emissions?") is None  # which two of three?
+    assert row_calculation(rows, "What was the total emissions?") is None  # no operation
