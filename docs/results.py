@@ -7,8 +7,8 @@ commit it names never disagree.
 
 Each row is `ferret eval --dataset D --data DATA/D --program P --split S --limit N --json` on the
 embedded model: the held-out test split of each set (no rule or setting was chosen looking at its
-questions) beside the dev split. The table is taken from the newest of the commits with the most rows run (a row not
-run there says so); runs started from a working tree with changes ("+dirty"), and runs with the long-text
+questions) beside the dev split. The table is taken from the newest commit with every test row run (else the
+newest of those with the most rows; a row not run there says so); runs started from a working tree with changes ("+dirty"), and runs with the long-text
 read on (`--long-text on`, not the program's default), are never used. `$FERRET_HOME` says where the
 runs are, as for the `ferret` command.
 """
@@ -38,7 +38,7 @@ def command(dataset: str, split: str, limit: int, program: str, data: str = "../
 
 
 def runs_by_commit() -> dict[str, dict[tuple, dict]]:
-    """{commit: {row: the newest finished run of that row at that commit}}, commits newest first."""
+    """{commit: {row: the newest finished run of that row at that commit}}."""
     mlflow_client, found = client(), {}
     for dataset in dict.fromkeys(dataset for dataset, _, _, _ in ROWS):
         experiment = mlflow_client.get_experiment_by_name(dataset)
@@ -67,11 +67,18 @@ def _row(run, dataset: str, split: str, limit: int, program: str) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def chosen_commit(found: dict[str, dict[tuple, dict]]) -> str:
+    """The newest commit with every test row run, else the newest of those with the most rows."""
+    by_age = sorted(found, key=lambda commit: -max(run.info.start_time for run in found[commit].values()))
+    complete = [commit for commit in by_age if all(row in found[commit] for row in ROWS if row[1] == "test")]
+    return complete[0] if complete else max(by_age, key=lambda commit: len(found[commit]))
+
+
 def table() -> str:
     found = runs_by_commit()
     if not found:
         raise SystemExit("no finished run of any row; run: python docs/results.py --run")
-    commit = max(found, key=lambda commit: len(found[commit]))  # the newest of those with the most rows
+    commit = chosen_commit(found)
     runs = found[commit]
     lines = [START, f"At commit {commit[:7]}, the embedded model (`--lm local`); each row is "
              f"`{' '.join(command('D', 'S', 'N', 'P'))}`.", "",
