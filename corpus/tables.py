@@ -5,8 +5,8 @@ possibly interleaved with label-only lines ("Current assets:") and blank lines. 
 header lines ("November 27,  November 28," / "2015  2014"; a year may carry a note, "2019 (1)", or be
 letter-spaced, "2 0 1 8"), whose cells are stacked into one column name each, and title/scale lines
 ("CONSOLIDATED BALANCE SHEETS", "(In thousands)"); a scale line may also sit between the header and
-the rows. A run cut by an unlabelled subtotal line ("$3,260  $3,836") that has no header of its own
-goes on under the columns and scale of the table above it.
+the rows. An unlabelled subtotal line ("$3,260  $3,836") does not end a run of rows; a run cut by
+blank lines that has no header of its own goes on under the columns and scale of the table above it.
 Column positions are not in the text, so cells are matched to columns by count.
 """
 from __future__ import annotations
