@@ -90,8 +90,8 @@ def _is_scale_line(cells: list[str]) -> bool:
     """One scale declaration ("(in thousands)"), or one per column and the same ("US$000  US$000")."""
     if len(cells) == 1:
         return len(cells[0]) <= 120 and detect_scale(cells[0]) != (1.0, None)
-    return bool(cells) and not any(_YEAR.search(cell) for cell in cells) \
-        and len({detect_scale(cell) for cell in cells}) == 1 and detect_scale(cells[0]) != (1.0, None)
+    scales = {detect_scale(cell) for cell in cells}
+    return len(scales) == 1 and scales != {(1.0, None)} and not any(_YEAR.search(cell) for cell in cells)
 
 
 def _is_header(cells: list[str]) -> bool:

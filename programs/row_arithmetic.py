@@ -84,7 +84,7 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
     """The question's calculation over one table row of `corpus` (module rules), or None."""
     years = list(dict.fromkeys(YEAR.findall(question)))
     which_year = bool(_WHICH_YEAR.search(question))
-    if not (which_year or len(years) in (0, 1, 2)) or _DEFINED.search(question) or asks_reason(question):
+    if len(years) > 2 and not which_year or _DEFINED.search(question) or asks_reason(question):
         return None
     named = named_rows(corpus, question, bucket, doc_id)
     longest = max((len(stems(row["label"])) for row in named), default=0)
