@@ -395,14 +395,14 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         page or computed in code from printed values, citations on their pages, grounded: by `grounding`
         when the rung grounded its answer itself, else `_ground`); else None,
         with the values it read kept as findings and its failure recorded (a read's on the ladder's rung
-        of the same search, which is not tried again)."""
-        state.rung = step["rung"]
+        of the same search, which is not tried again). Only an answer it states makes its rung the question's."""
         if read is not None and not reason:
             check = verify(read.answer, list(range(len(read.findings))), read.findings, self.corpus.page_text,
                            self.corpus.file_of, read.derived)
             grounding = grounding or self._ground(state, read.answer, read.findings, read.computation)
             step["grounding"] = grounding.level
             if check.ok and at_least(grounding.level, self.accept):
+                state.rung = step["rung"]
                 state.answered(read.findings, grounding, read.derived, read.computation)
                 state.log(name, {**step, "succeeded": True})
                 return outcome("answer", answer=read.answer, sources=list(range(1, len(read.findings) + 1)))
@@ -489,11 +489,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         step = {"rung": "table_calculation", "strategy": "table_calculation: a tool the agent called, computed in code",
                 "item": result.question, "results": len(result.values), "calculation": result.calculation,
                 "answer": result.answer, "lm_call": False}
-        rung = state.rung
-        settled = self._settle(state, "tool", step, [], result.read(), result.problem)
-        if settled is None:
-            state.rung = rung  # the ladder's rung: an answer Synthesis gives next is from its findings
-        return settled
+        return self._settle(state, "tool", step, [], result.read(), result.problem)
 
     def _extraction(self, state: Run, item: str, strategy: Strategy, results: str, places: list[tuple],
                     step: dict) -> tuple[list[Finding], str, list[str], list[Computed]]:

@@ -258,6 +258,11 @@ def test_a_code_capability_the_agent_calls_returns_its_typed_result_and_its_answ
     result, _ = run(small_corpus, {**route, "act": act("Consumer")}, question="By how much did revenue grow from 2022 to 2023?")
     assert result.status != "answer" and result.answer != "150"
     assert "not grounded" in next(s["reason"] for s in result.trajectory if s["step"] == "tool")
+    # Synthesis answers next from the rung's findings: the answer is the ladder rung's, not the failed tool's
+    result, _ = run(small_corpus, {**route, "act": act("Consumer"), "extract": FOUND, "evaluate": ACCEPT,
+                                   "synthesize": ANSWER})
+    assert [s["step"] for s in result.trajectory if s["step"] in ("tool", "synthesize")] == ["tool", "synthesize"]
+    assert (result.status, result.answer, result.answered_by, result.computation) == ("answer", ANSWER["answer"], "select", "")
 
 
 def test_a_malformed_tool_step_is_the_select_rungs_recorded_failure_and_the_loop_goes_on(small_corpus):
