@@ -13,7 +13,7 @@ from ferret.cli import main
 from ferret.programs.baselines import OneShotRAG
 from ferret.programs.confirm import confirmed
 from ferret.programs.display import citation_mark, grounding_lines
-from ferret.programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, ground, numbers_only, settle
+from ferret.programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, expected_type, ground, numbers_only, settle
 from ferret.programs.lm import answering
 from ferret.programs.verify import same_number
 from ferret.signatures import ConfirmAnswer
@@ -395,3 +395,13 @@ def test_a_total_row_is_the_total_its_tables_caption_names():
     args = (question, "39224", [227727.0, 188503.0], place)
     assert ground(*args, _Table("Personnel expenses for employees were as follows:", rows), "227727 - 188503").level == GROUNDED
     assert ground(*args, _Table("Other matters:", rows), "227727 - 188503").level == ON_PAGE  # a total of what?
+
+
+def test_a_where_that_names_the_place_of_a_number_asks_for_no_name():
+    """"Where" asks for a place as the question's first or last word; "the city where she was born" says
+    whose population is asked (a HotpotQA train question, "what was he population of the city where ...")."""
+    name = "the question asks for a name, the answer is a number"
+    assert expected_type("What was the population of the city where Kerry Saxby-Junna was born?", "6,960") == ""
+    assert expected_type("Where was Kerry Saxby-Junna born?", "6,960") == name
+    assert expected_type("Kerry Saxby-Junna was born where?", "6,960") == name
+    assert expected_type("What was the ship named?", "1912") == name
