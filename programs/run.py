@@ -24,8 +24,8 @@ class Run:
     `filters`, `terms`) by the route step only; `findings`, `failures`, `trajectory`, `read_hits` grow as the
     steps read (`keep`, `fail`, `show`, `log`); `grounding`, `computation`, `derived` and `rows` are the answering
     step's (`answered`, which also replaces the findings by what the answer rests on), `candidate` the best read
-    answer not grounded enough; `rung` is the step that stated an answer (the answer's `answered_by`), else the ladder's rung or Synthesis
-    running."""
+    answer not grounded enough; `rung` is the step that stated an answer (the answer's `answered_by`), else
+    the ladder's rung or Synthesis running."""
 
     question: str
     doc_id: str | None = None
