@@ -39,6 +39,16 @@ _IN_TEXT = re.compile(
     r"(?:\s?(?P<pct>%|percent\b)|(?P<glued>[kKmMbB]\b|bn\b|mn\b)|\s(?P<word>thousand|million|billion|trillion)s?\b)?"
     r"(?![\w/]|[-−]\d|\.\d)",
 )
+# A reference mark: one or two digits in parentheses after a word or a "%", glued or one space apart
+# ("Cost of sales (1)", "shipment(1)", "EBIT / Sales %(1)"), or opening a line of words ("(1) Represents
+# corporate expenses."): a footnote, not the value -1. A table's cells are two spaces or a column apart on a
+# page ("Other  (1)  2"), so a cell is never one. After a number's word ("ninety (90) days") the digits are
+# the number itself, and after a word that joins or relates values ("(19) and (41)", "fell to (3)") a value.
+_MARK_AFTER = re.compile(r"(?:[A-Za-z] ?|%)$")
+_MARK_OPENS = re.compile(r" [A-Z]")  # a footnote opens with a capital: "(19) and (41)" is a list
+_VALUE_AFTER = re.compile(r"(?:\b(?:and|or|nor|to|of|than|from|by|at|in|on|for|with|as|vs|was|were|is|are|be|been)|"
+                          r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|teen|twenty|thirty|"
+                          r"forty|fifty|sixty|seventy|eighty|ninety)\s?$", re.IGNORECASE)
 
 _SCALE_PHRASE = re.compile(
     r"(?:\b(?:in|of)|[$€£]|\b(?:USD|EUR|GBP|dollars))\s*(thousands|millions|billions|trillions)\b"
@@ -123,6 +133,8 @@ def number_spans(text: str) -> list[tuple[int, int, float]]:
     """(start, end, number) of every number `numbers_in` reads, where it is printed."""
     spans = []
     for match in _IN_TEXT.finditer(text):
+        if _is_mark(text, match):
+            continue
         number = float(match["num"].replace(",", ""))
         if match["sign"] or (match["open"] and match["close"]):
             number = -number
@@ -134,3 +146,17 @@ def number_spans(text: str) -> list[tuple[int, int, float]]:
         if math.isfinite(number):  # 310 digits and more overflow a float: no value, nothing to verify
             spans.append((match.start(), match.end(), number))
     return spans
+
+
+def _is_mark(text: str, match: re.Match) -> bool:
+    """Whether a match is a reference mark (`_MARK_AFTER`, `_MARK_OPENS`, `_VALUE_AFTER`): "(1)" to "(99)"
+    after a word or opening a line of words."""
+    start = match.start() - (0 if match["open"] else 1)  # "shipment(1)": the match begins at its digit
+    if not (match["close"] and (match["open"] or text[start:start + 1] == "(") and re.fullmatch(r"\d{1,2}", match["num"])
+            and not (match["sign"] or match["cur"] or match["pct"] or match["glued"] or match["word"])):
+        return False
+    if _VALUE_AFTER.search(text[max(0, start - 8):start]):
+        return False
+    if start == 0 or text[start - 1] == "\n":
+        return bool(_MARK_OPENS.match(text, match.end()))
+    return bool(_MARK_AFTER.search(text[max(0, start - 2):start]))

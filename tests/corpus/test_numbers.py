@@ -97,6 +97,21 @@ def test_numbers_in_skips_dates_and_identifiers():
     assert numbers_in("Adjusted EPS of $2.35 increasing by 10.3%*") == pytest.approx([2.35, 10.3])
 
 
+def test_a_reference_mark_after_a_word_is_no_number_but_a_cell_is():
+    """A footnote mark "(1)" glued to or one space after a label, or opening its footnote, is not -1; the
+    same "(1)" as a cell (two spaces from its label, as `corpus.tables` splits cells), or after "and" or
+    "of" (a TAT-QA train gold, "(19) and (41)"), is. A FinanceBench dev read computed "1 - 1%" from
+    AMCOR's "EBIT / Sales %(1)" and "(1) Return"."""
+    assert numbers_in("Cost of sales (1)  675  822 | Revenues by region of shipment(1)") == [675.0, 822.0]
+    assert numbers_in("EBIT / Sales %(1)  Net sales\nOther(2)  —  (105)\n\n(1) Return on average funds") == [-105.0]
+    assert numbers_in("(1)  2  3\n(2) 100% of it") == [-1.0, 2.0, 3.0, -2.0, 100.0]
+    assert numbers_in("(19) and (41), the greater of (1) 100%") == [-19.0, -41.0, -1.0, 100.0]
+    assert numbers_in("Other adjustments  (1)  2 | Total (123)  5 | fell (3)% | down (1) million") == \
+        pytest.approx([-1.0, 2.0, -123.0, 5.0, -3.0, -1e6])
+    assert numbers_in("Net income (loss) (3)  4 | Item 7(1)") == [-3.0, 4.0, 7.0, 1.0]
+    assert numbers_in("not less than ninety\n(90) days' notice, or thirty-six (36) months") == [-90.0, -36.0]
+
+
 def test_a_number_too_long_for_a_float_is_no_number():
     """A react answer on FinanceBench at a505311 ran a thousands-separated number past 310 digits: it
     was read as infinity and crashed the citation check."""

@@ -104,8 +104,8 @@ def test_the_expressions_own_numbers_are_not_quoted_from_a_rows_note_mark():
     assert calculation.constants == (100, 100, 100, 3)
     read = computed_answer(question, calculation.expression, calculation.hits, calculation.constants)
     assert read.answer == "6.6667" and sorted(float(f.value) for f in read.findings) == [5, 10, 30, 100, 200, 300]
-    quoted = computed_answer(question, calculation.expression, calculation.hits)  # without them: the "(3)" is an operand
-    assert 3.0 in [abs(parse_number(f.value)) for f in quoted.findings]
+    quoted = computed_answer(question, calculation.expression, calculation.hits)  # without them: "(3)" is a mark, no number
+    assert 3.0 not in [abs(parse_number(f.value)) for f in quoted.findings]
 
 
 def test_the_rows_of_a_metric_share_their_pages_unit():
