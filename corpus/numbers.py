@@ -151,12 +151,13 @@ def number_spans(text: str) -> list[tuple[int, int, float]]:
 def _is_mark(text: str, match: re.Match) -> bool:
     """Whether a match is a reference mark (`_MARK_AFTER`, `_MARK_OPENS`, `_VALUE_AFTER`): "(1)" to "(99)"
     after a word or opening a line of words."""
-    start = match.start() - (0 if match["open"] else 1)  # "shipment(1)": the match begins at its digit
-    if not (match["close"] and (match["open"] or text[start:start + 1] == "(") and re.fullmatch(r"\d{1,2}", match["num"])
+    num, start = match["num"], match.start() - (0 if match["open"] else 1)  # "shipment(1)": it begins at the digit
+    if not (match["close"] and len(num) <= 2 and num.isdigit() and (match["open"] or text[start:start + 1] == "(")
             and not (match["sign"] or match["cur"] or match["pct"] or match["glued"] or match["word"])):
         return False
-    if _VALUE_AFTER.search(text[max(0, start - 8):start]):
+    before = text[max(0, start - 8):start]
+    if _VALUE_AFTER.search(before):
         return False
-    if start == 0 or text[start - 1] == "\n":
+    if start == 0 or before.endswith("\n"):
         return bool(_MARK_OPENS.match(text, match.end()))
-    return bool(_MARK_AFTER.search(text[max(0, start - 2):start]))
+    return bool(_MARK_AFTER.search(before))
