@@ -80,7 +80,7 @@ _EITHER = re.compile(rf"(?:^|[.?!]\s+)(?:is|are|was|were|do|does|did|has|have|ha
                      rf"\b(?P<first>{_UP}|{_DOWN})\s+or\s+(?P<second>{_UP}|{_DOWN})\b", re.IGNORECASE)  # not "What was the increase or ..."
 _DIRECTION = re.compile(rf"\b(?:(?P<up>{_UP})|(?P<down>{_DOWN})|(?P<positive>positive)|(?P<negative>negative))\b", re.IGNORECASE)
 _VERDICT_START = re.compile(rf"\s*(?:yes|no|{_UP}|{_DOWN})\b", re.IGNORECASE)
-_QUARTER = re.compile(r"\b(?:q[1-4]|quarters?|h[12])\b", re.IGNORECASE)
+QUARTER = re.compile(r"\b(?:q[1-4]|quarters?|h[12])\b", re.IGNORECASE)
 _YES_NO_START = re.compile(r"\s*(?:yes|no)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w'’%$.,-]+")
 _PERIOD = re.compile(r"(?:fy|cy|q[1-4]|h[12])?\d+(?:-?[a-z])?")
@@ -148,7 +148,7 @@ def asks_direction(question: str) -> str:
     profile as of FY2022?"), "either" when it asks which of the two ("Has AMCOR's quick ratio improved or
     declined?"), "positive" or "negative" when its yes/no sentence asks for that sign ("Does Corning have
     positive working capital?"); "" otherwise, and for a question about quarters."""
-    if _QUARTER.search(question):
+    if QUARTER.search(question):
         return ""
     if (either := _EITHER.search(question)) and bool(re.fullmatch(_UP, either["first"], re.IGNORECASE)) \
             != bool(re.fullmatch(_UP, either["second"], re.IGNORECASE)):

@@ -1,5 +1,6 @@
 """A change, percentage change or average of one table row between the two years a question names, its
-two cells, or the year of its largest cell, written in code from the row's printed cells: no LM call.
+two cells, one year's cell, or the year of its largest cell, written in code from the row's printed cells:
+no LM call.
 
 "What was the percentage change in the valuation allowance between 2018 and 2019?" is answered from
 the table row whose label the question names, its 2019 and 2018 cells, as the expression
@@ -28,6 +29,12 @@ change of the share, in points, from the row's "%" column when it has one (`arit
 A question that names no operation but asks for the row's two years "respectively" (not a range
 "2019 to 2017") is answered with the two cells as printed, in the question's order ("73,260 and
 57,768"), of the amount columns where a year also has a "%" column.
+A question that names one year and no operation ("What was the net income in 2019?", "How much was X
+as at December 31, 2018?") is answered with the row's cell of that year as printed (of the amount
+columns where the year also has a "%" column); not a quarter's ("in the third quarter of 2018"), nor a
+share of another row ("as a percentage of"). The table rung reads a filing's statements first: their
+line items know the filing's unit (`programs.table_rung`). Chosen on TAT-QA's train split (75 of its 639
+questions grounded, 69 right); the counts on every split are in docs/transfer.md.
 "In which year was the amount for Sensors the largest?" names no year: it is answered with the year of
 the row's largest (or smallest) cell, among the years the question names if it names some; not a
 threshold ("less than 100 million"), nor the year of an operation's extreme; amounts all printed
@@ -43,7 +50,7 @@ from dataclasses import dataclass
 from ferret.corpus.numbers import YEAR, parse_number
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, operations
-from ferret.programs.grounding import YEAR_AVERAGE, asks_reason, question_stems, stems
+from ferret.programs.grounding import QUARTER, YEAR_AVERAGE, asks_reason, question_stems, stems
 from ferret.programs.structured import grounded
 
 LABEL_CANDIDATES = 20  # labels looked at for the question's rows
@@ -65,6 +72,7 @@ class RowCalculation:
     expression: str  # over the cells' numbers ("(-123 - -109) / -109 * 100"); "" for a lookup
     hits: list[dict]  # the row(s), each as a passage that names its columns (`row_passage`)
     answer: str = ""  # a lookup's cells as printed, in the question's order ("73,260 and 57,768")
+    cell: bool = False  # one year's cell read as printed: a filing's own statements come first (`table_rung`)
 
 
 def named_rows(corpus, question: str, bucket: str | None = None, doc_id: str | None = None) -> list[dict]:
@@ -105,6 +113,11 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
         years = _printed_years(rows)
         if len(years) != 2 or not ops & {"change", "average"}:
             return None
+    if len(years) == 1 and not ops and not share:  # "What was the net income in 2019?": the year's cell
+        if QUARTER.search(question):  # "in the third quarter of 2018" is no cell of the year's column
+            return None
+        cell = _year_cell(rows, years[0], question_stems(question), amounts=True)
+        return None if cell is None else RowCalculation("", [row_passage(row) for row in rows], cell[1], cell=True)
     if len(years) == 1:  # "the 2019 average X": of the year's cell and the year's before
         if ops != {"average"} or not YEAR_AVERAGE.search(question):
             return None

@@ -3,8 +3,8 @@
 A change, percentage change or average of the one table row the question names, between its two years,
 its two cells asked "respectively", or the year of its largest (smallest) cell (`programs.row_arithmetic`);
 else a filing's metric of a fiscal year over its statements' line items; else a verdict on that metric's
-trend or sign (`programs.statement_metric`). The read it returns is settled like an LM read's calculation:
-verified, then grounded (`programs.grounding`), so a value of the wrong unit, scale or operation is not stated.
+trend or sign (`programs.statement_metric`); else the row's one cell of the one year the question names.
+The read it returns is settled like an LM read's calculation: verified, then grounded (`programs.grounding`), so a value of the wrong unit, scale or operation is not stated.
 The iterative program runs it first; `ferret eval --grounding` measures its reach and precision without an LM.
 """
 from __future__ import annotations
@@ -26,9 +26,9 @@ class TableRead:
 
 def table_read(corpus, question: str, bucket: str | None = None, doc_id: str | None = None) -> TableRead | None:
     """The table rung's read of `question`; None when the question is none of the module docstring's kinds."""
-    if (calculation := row_calculation(corpus, question, bucket=bucket, doc_id=doc_id)) is not None:
-        read = answer_from_passages(question, calculation.hits, calculation.expression, calculation.answer, [1], repair=False)
-        return TableRead(calculation.hits, read, calculation.expression or calculation.answer, "the question's row")
+    calculation = row_calculation(corpus, question, bucket=bucket, doc_id=doc_id)
+    if calculation is not None and not calculation.cell:
+        return _row_read(question, calculation)
     if (metric := statement_calculation(corpus, question, doc_id)) is not None:
         read = computed_answer(question, metric.expression, metric.hits, metric.constants) if metric.expression else \
             answer_from_passages(question, metric.hits, "", metric.answer, [1])
@@ -36,4 +36,9 @@ def table_read(corpus, question: str, bucket: str | None = None, doc_id: str | N
     if (verdict := statement_verdict(corpus, question, doc_id)) is not None:
         read = verdict_answer(question, verdict)
         return TableRead(verdict.hits, read, read.computation, "the filing's line items, compared")
-    return None
+    return None if calculation is None else _row_read(question, calculation)
+
+
+def _row_read(question: str, calculation) -> TableRead:
+    read = answer_from_passages(question, calculation.hits, calculation.expression, calculation.answer, [1], repair=False)
+    return TableRead(calculation.hits, read, calculation.expression or calculation.answer, "the question's row")

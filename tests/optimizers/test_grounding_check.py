@@ -96,9 +96,9 @@ def test_eval_grounding_counts_the_table_rungs_reads_over_every_question_arithme
                  "--split", "all", "--json", "--no-track"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["n"] == 4 and summary["table_n"] == 6  # the gold counts keep their filter
-    assert summary["table_taken_rate"] == pytest.approx(2 / 6, abs=1e-3)  # t1 and t2, arithmetic ones
-    assert summary["table_right_rate"] == pytest.approx(1 / 6, abs=1e-3)  # t2's read is not right
-    assert summary["table_grounded_right_rate"] == pytest.approx(1 / 6, abs=1e-3)
+    assert summary["table_taken_rate"] == pytest.approx(4 / 6, abs=1e-3)  # t1 and t2, arithmetic ones; g1 and g2's cells
+    assert summary["table_right_rate"] == pytest.approx(2 / 6, abs=1e-3)  # t2's and g2's reads are not right
+    assert summary["table_grounded_right_rate"] == pytest.approx(2 / 6, abs=1e-3)
     outcomes = {q["id"]: table_outcome(_example(**q), small_corpus) for q in questions}
     assert outcomes["t3"] == (False, False, False, False) and outcomes["t1"] == (True, True, True, True)
     assert outcomes["t2"][0] and not outcomes["t2"][2] and not outcomes["t2"][3]  # read, not right

@@ -167,7 +167,8 @@ def test_ask_prints_an_unconfirmed_answer_as_such_and_a_grounded_one_with_what_g
         read = {"calculation": {"expression": ""}, "answer": said, "sources": [1], "missing": ""}
         lm, _ = scripted_lm({"read": read, "extract": {"findings": [], "sections_searched": [], "failure_reason": "none"}})
         monkeypatch.setattr("ferret.programs.lm.make_lm", lambda spec=None, lm=lm: lm)
-        assert main(["ask", "What was Consumer revenue in 2023?", "--index", index, "--doc", "report",
+        # two years asked: no one year's cell, which the table rung would read in code before any read
+        assert main(["ask", "What was Consumer revenue in 2023, and in 2022?", "--index", index, "--doc", "report",
                      "--max-iterations", "2"]) == 0
         out = capsys.readouterr().out.splitlines()
         assert out[:3] == first_lines

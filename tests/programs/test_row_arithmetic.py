@@ -44,7 +44,6 @@ def test_the_questions_row_and_years_give_the_operation_it_names(question, expec
 
 
 @pytest.mark.parametrize("question", [
-    "What was the deferred tax assets in 2019?",  # one year
     "What was the average deferred tax assets in 2019?",  # a year's average is printed, not its balances'
     "What is the 2018 average deferred tax assets?",  # no cell of the year before
     "What was the average deferred tax assets from 2017 to 2019?",  # three years
@@ -56,6 +55,24 @@ def test_the_questions_row_and_years_give_the_operation_it_names(question, expec
     "What is the change in the valuation allowance and deferred tax assets from 2018 to 2019?",  # two rows
 ])
 def test_a_question_the_rules_do_not_cover_is_left_to_the_reads(question):
+    assert row_calculation(ALLOWANCE, question) is None
+
+
+def test_one_years_cell_of_the_questions_row_is_read_as_printed():
+    lookup = row_calculation(ALLOWANCE, "What was the deferred tax assets in 2019?")
+    assert (lookup.expression, lookup.answer, lookup.cell) == ("", "1,250", True)
+    assert row_calculation(ALLOWANCE, "How much was the valuation allowance as at December 31, 2018?").answer == "(109)"
+    rows = _Rows({"License revenue": {"2019 Amount": "$64,798", "2019 % of total revenue": "9%"}})
+    assert row_calculation(rows, "What was the License revenue in 2019?").answer == "$64,798"  # the amount, not the share
+
+
+@pytest.mark.parametrize("question", [
+    "What was the deferred tax assets in the third quarter of 2019?",  # a quarter is no cell of the year
+    "What was the deferred tax assets as a percentage of total assets in 2019?",  # a share of another row
+    "What was the valuation allowance and deferred tax assets in 2019?",  # two rows
+    "What was the ratio of deferred tax assets in 2019?",  # an operation
+])
+def test_a_years_cell_is_no_answer_to_a_quarter_a_share_two_rows_or_an_operation(question):
     assert row_calculation(ALLOWANCE, question) is None
 
 
@@ -141,6 +158,7 @@ def test_a_which_year_question_whose_years_tie_is_left_to_the_reads():
 @pytest.mark.parametrize("question, computation, answer", [
     ("What was the percentage change in total revenue from 2022 to 2023?", "(3650 - 3150) / 3150 * 100", "15.873"),
     ("What was total revenue in 2023 and 2022 respectively?", "", "3,650 and 3,150"),  # a lookup
+    ("What was total revenue in 2023?", "", "3,650"),  # one year's cell
     ("What is the 2023 average total revenue?", "(3650 + 3150) / 2", "3,400"),  # with the year before
     ("In which year was total revenue larger?", "", "2023"),  # the year of the larger cell
 ])

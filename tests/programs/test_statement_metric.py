@@ -9,7 +9,9 @@ from ferret.programs.grounding import GROUNDED, ON_PAGE, asks_direction, ground
 from ferret.programs.iterative import IterativeRetriever
 from ferret.programs.lm import answering
 from ferret.programs.passage_answer import computed_answer
+from ferret.programs.row_arithmetic import row_calculation
 from ferret.programs.statement_metric import statement_calculation, statement_verdict, verdict_answer
+from ferret.programs.table_rung import table_read
 from tests.fakes import scripted_lm
 
 
@@ -86,6 +88,12 @@ def value(question: str, corpus=FILING) -> float | None:
 ])
 def test_the_metric_is_computed_from_the_rows_and_years_it_needs(question, expected):
     assert value(question) == expected
+
+
+def test_a_filings_line_item_comes_before_one_rows_cell():
+    question = "What were the net sales in FY2020? Answer in USD millions."
+    assert row_calculation(FILING, question, doc_id="f").cell  # a row's cell would answer it too
+    assert table_read(FILING, question, doc_id="f").how == "the filing's line items"  # with its statement's unit
 
 
 def test_an_amount_asked_in_millions_of_a_filing_printed_in_thousands_is_divided():
