@@ -34,11 +34,11 @@ from tests.fakes import scripted_lm, sigterm_left_to_ferret, stop_with_sigterm
 LESSON = "Answer with the value of the finding, as printed."
 # id (its split, by a hash of the id), question, gold answer, document, the document's line that holds it
 QUESTIONS = [
-    ("q1", "What was total revenue in 2023?", "3,650", "report", "Total revenue  3,650  3,150"),  # dev
-    ("q2", "What was Consumer segment revenue in 2022?", "1,100", "report", "Consumer  1,250  1,100"),  # dev
+    ("q1", "What was total revenue last year?", "3,650", "report", "Total revenue  3,650  3,150"),  # dev
+    ("q2", "What was Consumer segment revenue the year before?", "1,100", "report", "Consumer  1,250  1,100"),  # dev
     ("q6", "How much did the valve caps cost?", "12.00", "inv1", "Valve caps  4  12.00"),  # dev
-    ("q3", "What was total revenue in 2022?", "3,150", "report", "Total revenue  3,650  3,150"),  # train
-    ("q4", "What was Enterprise segment revenue in 2023?", "2,400", "report", "Enterprise  2,400  2,050"),  # train
+    ("q3", "What was total revenue the year before?", "3,150", "report", "Total revenue  3,650  3,150"),  # train
+    ("q4", "What was Enterprise segment revenue last year?", "2,400", "report", "Enterprise  2,400  2,050"),  # train
     ("q5", "How much did the all-season tires cost?", "480.00", "inv1", "All-season tires  4  480.00"),  # train
     ("q8", "How much did the winter tires cost?", "260.00", "inv2", "Winter tires  2  260.00"),  # test
 ]
@@ -211,7 +211,7 @@ def test_ferret_compile_json_mlflow_runs_and_ask_with_the_compiled_program(scrip
     assert accuracy[1:] == ["0.3333", "1"]
 
     monkeypatch.setattr(ferret.programs.lm, "make_lm", lambda spec=None, threads=None: lm)
-    question = "What was Consumer segment revenue in 2022?"
+    question = "What was Consumer segment revenue the year before?"
     for compiled, status in ((["--compiled", result["compiled_path"]], "answer"), ([], "fail")):
         assert main(["ask", question, "--index", index, "--doc", "report", "--json", *compiled]) == 0
         answer = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
@@ -255,7 +255,7 @@ def test_a_right_run_with_a_failed_step_gives_no_demo_and_the_demos_are_the_step
     as DSPy keeps one step per predictor and run, picked at random, could leave a failed Extraction). The
     other train questions' reads answer, grounded: their Router and read steps are the demos."""
     qa, corpus, lm, engine = scripted
-    failing = "What was total revenue in 2022?"
+    failing = "What was total revenue the year before?"
 
     def read_but_one(inputs, prompt):
         if inputs["question"] == failing:
@@ -270,7 +270,7 @@ def test_a_right_run_with_a_failed_step_gives_no_demo_and_the_demos_are_the_step
     assert result["score_after"] == 1.0
     state = saved_state(out)
     demos = {name: [demo["question"] for demo in predictor["demos"]] for name, predictor in state.items()}
-    taught = ["What was Enterprise segment revenue in 2023?", "How much did the all-season tires cost?"]
+    taught = ["What was Enterprise segment revenue last year?", "How much did the all-season tires cost?"]
     assert demos["route"] == demos["read.predict"] == taught
     assert not any(demos[name] for name in demos if name not in ("route", "read.predict"))  # no run reached them
 
@@ -322,7 +322,7 @@ def test_a_step_is_useful_when_it_did_its_job(small_corpus):
 
 def test_the_bootstrapping_metric_only_scores_it_rejects_a_run_with_a_failed_step_and_leaves_the_trace(small_corpus):
     program = IterativeRetriever(small_corpus)
-    example = dspy.Example(question="What was total revenue in 2023?", answer="3,650").with_inputs("question")
+    example = dspy.Example(question="What was total revenue last year?", answer="3,650").with_inputs("question")
     right = dspy.Prediction(status="answer", answer="3,650", grounding="grounded")
     extraction = program.extract.extract.predict
     read = {"results": "[1] doc_id=report page=1\nTotal revenue  3,650  3,150", "trajectory": ""}
@@ -349,8 +349,8 @@ def test_the_teacher_reads_labeled_train_questions_and_the_compiled_program_none
     compile_program("jsonl", qa, "bootstrap", index=corpus.store.dir, out=tmp_path / "taught.json", track=False)
     reads = saved_state(tmp_path / "taught.json")["read.predict"]["demos"]
     assert len(reads) == 2 and all(demo["augmented"] for demo in reads)
-    assert {demo["question"] for demo in reads} == {"What was total revenue in 2022?",
-                                                    "What was Enterprise segment revenue in 2023?"}
+    assert {demo["question"] for demo in reads} == {"What was total revenue the year before?",
+                                                    "What was Enterprise segment revenue last year?"}
 
 
 def test_a_teacher_lm_runs_the_train_questions_and_the_task_lm_the_dev_questions(scripted, tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ from ferret.programs import make_program
 from ferret.programs.lm import answering, make_lm
 from tests.conftest import SAMPLE
 
-QUESTION = "What was total revenue in 2023?"
+QUESTION = "What was total revenue last year?"
 
 
 @pytest.fixture

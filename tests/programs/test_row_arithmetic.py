@@ -69,6 +69,7 @@ def test_one_years_cell_of_the_questions_row_is_read_as_printed():
 @pytest.mark.parametrize("question", [
     "What was the deferred tax assets in the third quarter of 2019?",  # a quarter is no cell of the year
     "What was the deferred tax assets as a percentage of total assets in 2019?",  # a share of another row
+    "What share of 2019 deferred tax assets came from the valuation allowance?",  # a part of another row
     "What was the valuation allowance and deferred tax assets in 2019?",  # two rows
     "What was the ratio of deferred tax assets in 2019?",  # an operation
 ])
