@@ -4,7 +4,8 @@ A change, percentage change or average of the one table row the question names, 
 its two cells asked "respectively", or the year of its largest (smallest) cell (`programs.row_arithmetic`);
 else a filing's metric of a fiscal year over its statements' line items; else a verdict on that metric's
 trend or sign (`programs.statement_metric`); else the row's one cell of the one year the question names.
-The read it returns is settled like an LM read's calculation: verified, then grounded (`programs.grounding`), so a value of the wrong unit, scale or operation is not stated.
+The read it returns is settled like an LM read's calculation: verified, then grounded (`programs.grounding`),
+so a value of the wrong unit, scale or operation is not stated.
 The iterative program runs it first; `ferret eval --grounding` measures its reach and precision without an LM.
 """
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ferret.programs.passage_answer import PassageAnswer, answer_from_passages, computed_answer
-from ferret.programs.row_arithmetic import row_calculation
+from ferret.programs.row_arithmetic import RowCalculation, row_calculation
 from ferret.programs.statement_metric import statement_calculation, statement_verdict, verdict_answer
 
 
@@ -39,6 +40,6 @@ def table_read(corpus, question: str, bucket: str | None = None, doc_id: str | N
     return None if calculation is None else _row_read(question, calculation)
 
 
-def _row_read(question: str, calculation) -> TableRead:
+def _row_read(question: str, calculation: RowCalculation) -> TableRead:
     read = answer_from_passages(question, calculation.hits, calculation.expression, calculation.answer, [1], repair=False)
     return TableRead(calculation.hits, read, calculation.expression or calculation.answer, "the question's row")
