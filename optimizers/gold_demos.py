@@ -3,7 +3,8 @@
 DSPy's LabeledFewShot puts train questions with their gold answers in every step's prompt, without what the
 step reads (a read's demo with no passages: the TAT-QA compile at 23da317 that did so scored 0.0625 on 16
 dev questions against 0.3125 uncompiled). `GoldEvidenceFewShot` builds whole demos instead, for the read
-(`IterativeRetriever.read`) alone: a train question, the passages the first rung shows the read for it
+(`IterativeRetriever.read`) alone: a train question that reaches the read (not one the table rung answers in
+code, `IterativeRetriever.answered_in_code`), the passages the first rung shows the read for it
 (`IterativeRetriever.first_read_hits`), and as outputs its gold answer, when that answer stands on those
 passages by the checks a read's answer passes (`programs.passage_answer.answer_from_passages`: every number
 printed, or computed in code from printed operands, or the words printed) and the answer metric takes it.
@@ -31,9 +32,11 @@ MAX_ANSWER_WORDS = 12  # a demo's answer is the few words the read's instruction
 
 
 def read_demo(program: dspy.Module, example: dspy.Example) -> dspy.Example | None:
-    """The read's demo for a labeled train question, or None when its gold answer does not stand on the
-    passages the program's first rung reads for it."""
+    """The read's demo for a labeled train question, or None when the read never sees the question (code
+    answers it) or its gold answer does not stand on the passages the program's first rung reads for it."""
     doc_id = example.get("doc_id")
+    if program.answered_in_code(example.question, doc_id=doc_id):
+        return None
     hits = program.first_read_hits(example.question, doc_id=doc_id)
     gold = ", ".join(gold_items(example))
     derivation = str(example.get("derivation") or "")

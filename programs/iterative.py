@@ -360,6 +360,11 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         state = Run(question, doc_id=doc_id, bucket=bucket)
         return self._question_hits(state, "hybrid")[0] + self._question_rows(state)
 
+    def answered_in_code(self, question: str, doc_id: str | None = None, bucket: str | None = None) -> bool:
+        """True when the table rung settles the question before any LM step, so the read never sees it
+        (labeled demos of the read are built from the questions it does see, `optimizers.gold_demos`)."""
+        return self._table(Run(question, doc_id=doc_id, bucket=bucket)) is not None
+
     def _hop_hits(self, state: Run, why: str) -> list[dict]:
         """The hops rung's passages (`programs.hops`, no LM): the question's top passages, then those of the
         bridges they name and of the parts a comparison joins; [] when they hold no passage the first

@@ -26,6 +26,7 @@ import ferret.optimizers.evaluate
 import ferret.programs.lm
 from ferret.optimizers.compile import BUDGETS, compile_program
 from ferret.optimizers.demos import demo_metric, useful_step
+from ferret.optimizers.gold_demos import read_demo
 from ferret.optimizers.tracking import tracking_uri
 from ferret.cli import main
 from ferret.programs.iterative import IterativeRetriever
@@ -172,6 +173,15 @@ def test_labeled_demos_teach_the_read_train_questions_whose_gold_is_printed_in_w
     assert not any(predictor["demos"] for name, predictor in state.items() if name not in ("route", "read.predict"))
     with pytest.raises(ValueError, match="--program iterative"):
         compile_program("jsonl", qa, "labeled", index=corpus.store.dir, program="oneshot", track=False)
+
+
+def test_a_train_question_the_table_rung_answers_in_code_is_no_demo_of_the_read(small_corpus):
+    program = IterativeRetriever(small_corpus)
+    in_code = dspy.Example(question="What was total revenue in 2023?", answer="3,650", doc_id="report")
+    read = dspy.Example(question="What was total revenue last year?", answer="3,650", doc_id="report")
+    assert program.answered_in_code(in_code.question, doc_id="report") and read_demo(program, in_code) is None
+    assert not program.answered_in_code(read.question, doc_id="report")
+    assert read_demo(program, read).answer == "3,650"
 
 
 def test_ferret_compile_json_mlflow_runs_and_ask_with_the_compiled_program(scripted, capsys, monkeypatch):
