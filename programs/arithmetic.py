@@ -45,6 +45,7 @@ _OPERATIONS = {
 }
 
 
+_WRITTEN = re.compile(r"[-+*/×÷−–=()\d.,$€£%\s]+")  # an answer of numbers and operators only
 SHARE = re.compile(r"(?:\bpercent(?:age)?|%)\s+of\b|\bas an? (?:percent(?:age)?|%|share)\b", re.IGNORECASE)
 
 
@@ -106,6 +107,18 @@ def names_operation(question: str, text: str) -> bool:
 def is_calculation(expression: str) -> bool:
     """True when the text applies an operator (a lone number or reference is a value, not a calculation)."""
     return bool(re.search(r"[-+*/×÷−–]", _OPERAND.sub("x", expression)))
+
+
+def written_expression(answer: str) -> str:
+    """The arithmetic an answer writes instead of a value ("1.949 + 1.987 + 1.747", "7,071 + 7,001 + 5,627 =
+    21,709", "63 - 57 / 57 * 100 = 100"): the expression before any "=", "" when the answer is not wholly
+    numbers and operators, or applies no operator but a dash ("73260 - 57768" states two values, as a range
+    or a pair does; a lone number is a value)."""
+    text = answer.strip().rstrip(".")
+    if not _WRITTEN.fullmatch(text) or not re.search(r"[+*/×÷=]", _OPERAND.sub("x", text)):
+        return ""
+    expression = text.split("=")[0].strip()
+    return expression if is_calculation(expression) else ""
 
 
 def compute(expression: str, references: Sequence[float | None] = ()) -> Computation:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ferret.corpus.numbers import YEAR, number_spans, numbers_in
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
-                                        may_ask_calculation)
+                                        may_ask_calculation, written_expression)
 from ferret.programs.verify import SCALES, TOLERANCE, answer_numbers
 from ferret.signatures.types import Finding
 
@@ -97,13 +97,17 @@ def answer_from_passages(question: str, hits: list[dict], calculation: str, answ
                          sources: list[int], repair: bool = True) -> PassageAnswer:
     """The answer a read of `hits` (numbered from 1) gives, with the findings it rests on. The
     calculation is used when the question asks for one (`asks_calculation`), or may ask for one
-    (`may_ask_calculation`) and the answer is not printed; else the answer. With `repair` (the
+    (`may_ask_calculation`) and the answer is not printed; else the answer. An answer written as arithmetic
+    (`written_expression`: "1.949 + 1.987 + 1.747") is the calculation when none is given, and never stands
+    as written: computed when the question asks for a calculation, refused when it does not. With `repair` (the
     small-model repairs, `programs.repairs`), a sentence that answers "in what year" is its
     `stated_year`, and an answer to a yes/no question begins with its `yes_or_no` ("Yes. Adobe has
     an improving ...")."""
     cited = [hits[n - 1] for n in dict.fromkeys(sources) if 1 <= n <= len(hits)]
     read = cited + [hit for hit in hits if hit not in cited]
-    calculated = is_calculation(calculation)
+    written = written_expression(answer)
+    calculation = calculation if is_calculation(calculation) else written  # the calculation written as the answer
+    calculated = bool(calculation)
     if calculated and asks_calculation(question):
         return computed_answer(question, calculation, read)
     stated = _stated((repair and stated_year(question, answer)) or answer.strip(), read, cited)
@@ -111,6 +115,8 @@ def answer_from_passages(question: str, hits: list[dict], calculation: str, answ
         stated.answer = f"{verdict}. {stated.answer}"
     if not stated.problem and restates(question, stated.answer):
         stated.problem = "the answer only restates the question"
+    if written:
+        stated.problem = "the answer is an arithmetic expression, not its value"
     if stated.problem and calculated and may_ask_calculation(question):
         computed = computed_answer(question, calculation, read)
         return stated if computed.problem else computed

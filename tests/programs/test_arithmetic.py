@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
-                                        may_ask_calculation, operations)
+                                        may_ask_calculation, operations, written_expression)
 from ferret.programs.passage_answer import (COPIED_WORDS, answer_from_passages, asks_yes_no, restates, stated_year,
                                            yes_or_no)
 
@@ -47,6 +47,27 @@ def test_what_is_a_calculation_and_what_asks_for_one():
     assert not asks_calculation("In which year was the amount for Sensors the largest?")
     assert not asks_calculation("What were total sales in 2019?") and may_ask_calculation("What were total sales in 2019?")
     assert not may_ask_calculation("What were Other sales in 2019?")
+
+
+@pytest.mark.parametrize("answer, expression", [
+    ("1.949 + 1.987 + 1.747", "1.949 + 1.987 + 1.747"),
+    ("7,071 + 7,001 + 5,627 = 21,709", "7,071 + 7,001 + 5,627"),
+    ("63 - 57 / 57 * 100 = 100.", "63 - 57 / 57 * 100"),
+    ("73260 - 57768", ""),  # two values, as "2019 and 2018 respectively" is often answered
+    ("1945-1949", ""), ("$1,496.5", ""), ("12.5%", ""), ("Total sales: 44.1 + 56.7", ""), ("", ""),
+])
+def test_an_answer_written_as_arithmetic_is_its_expression(answer, expression):
+    assert written_expression(answer) == expression
+
+
+def test_an_answer_written_as_arithmetic_is_computed_or_refused_never_stated():
+    asked = answer_from_passages("What is the sum of Other in 2018 and 2019?", [TABLE], "", "44.1 + 56.7", [1])
+    assert (asked.answer, asked.problem, asked.computation) == ("100.8", "", "44.1 + 56.7")
+    assert [f.value for f in asked.findings] == ["44.1", "56.7"]
+    lookup = answer_from_passages("What were Other sales in 2019?", [TABLE], "", "44.1 + 56.7 = 100.8", [1])
+    assert lookup.problem == "the answer is an arithmetic expression, not its value"
+    given = answer_from_passages("What were Other sales in 2019?", [TABLE], "44.1 - 56.7", "44.1 + 56.7", [1])
+    assert given.problem == "the answer is an arithmetic expression, not its value"
 
 
 @pytest.mark.parametrize("question, named", [
