@@ -12,9 +12,11 @@ Budgets (`BUDGETS`) set each optimizer's own knobs (demos are per predictor, boo
 | gepa          | GEPA auto=light                | auto=medium            | auto=heavy                  |
 | simba         | 4 steps x 8 questions, 4 cand. | 8 x 16, 6 candidates   | 16 x 32, 8 candidates       |
 | labeled       | 2 read demos                   | 4                      | 8                           |
+| knn           | the 2 nearest of 64 read demos | 4 of 128               | 8 of 256                    |
 
-`labeled` runs no LM: the read's demos are train questions whose gold answers stand on the passages it
-is shown (`optimizers.gold_demos`, the iterative program only). SIMBA's batch is capped at the train size. MIPROv2's and GEPA's auto budgets grow with the number of
+`labeled` and `knn` run no LM: the read's demos are train questions whose gold answers stand on the passages
+it is shown (`optimizers.gold_demos`, the iterative program only); `knn` keeps a pool of them in the compiled
+state and shows each read the ones whose questions are nearest to its own (`programs.nearest_demos`). SIMBA's batch is capped at the train size. MIPROv2's and GEPA's auto budgets grow with the number of
 predictors: on the iterative program (seven) with 20 dev questions, "light" is 72 MIPROv2 trials (about
 1,500 program runs) and about 2,900 GEPA metric calls.
 
@@ -82,6 +84,7 @@ BUDGETS: dict[str, dict[str, dict]] = {
               "medium": {"max_steps": 8, "bsize": 16, "num_candidates": 6, "max_demos": 4},
               "heavy": {"max_steps": 16, "bsize": 32, "num_candidates": 8, "max_demos": 4}},
     "labeled": {"light": {"k": 2}, "medium": {"k": 4}, "heavy": {"k": 8}},
+    "knn": {"light": {"k": 2, "pool": 64}, "medium": {"k": 4, "pool": 128}, "heavy": {"k": 8, "pool": 256}},
 }
 MIPRO_COMPILE_SETTINGS = ("num_trials", "minibatch")  # MIPROv2 takes these in compile(), not its constructor
 
@@ -164,7 +167,7 @@ def _labeled(job: Job) -> dspy.Module:
 
 OPTIMIZERS: dict[str, Callable[[Job], dspy.Module]] = {
     "bootstrap": _bootstrap, "random-search": _random_search, "mipro": _mipro, "gepa": _gepa, "simba": _simba,
-    "labeled": _labeled}
+    "labeled": _labeled, "knn": _labeled}
 TEACHES = ("bootstrap", "random-search", "mipro")  # the optimizers whose demos a teacher bootstraps
 
 
@@ -193,8 +196,8 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
         raise ValueError(f"unknown optimizer {optimizer!r}; optimizers: {', '.join(OPTIMIZERS)}")
     if teacher_lm and optimizer not in TEACHES:
         raise ValueError(f"--teacher-lm needs an optimizer that bootstraps demos: {', '.join(TEACHES)}")
-    if optimizer == "labeled" and program != "iterative":
-        raise ValueError("--optimizer labeled builds demos of the iterative program's read: use --program iterative")
+    if optimizer in ("labeled", "knn") and program != "iterative":
+        raise ValueError(f"--optimizer {optimizer} builds demos of the iterative program's read: use --program iterative")
     if budget not in BUDGETS[optimizer]:
         raise ValueError(f"unknown budget {budget!r}; budgets: {', '.join(BUDGETS[optimizer])}")
     trainset, valset, files = _examples(dataset, data, train, val)

@@ -13,7 +13,9 @@ written as code computes them, without thousands separators. The sources are the
 the answer rests on. No LM runs: a compile takes seconds.
 
 Which train questions become demos is seeded, the first `k` that stand in a shuffled train split; the other
-steps keep their demos (the Router its worked readings)."""
+steps keep their demos (the Router its worked readings). With a `pool` (`--optimizer knn`), the read keeps the
+first `pool` that stand and is shown the `k` of them nearest to each question it reads (`demo_k`,
+`programs.nearest_demos`): DSPy's KNN few-shot over labeled demos, saved in the compiled state."""
 from __future__ import annotations
 
 import random
@@ -61,22 +63,24 @@ def _sources(hits: list[dict], findings: list) -> list[int]:
 
 class GoldEvidenceFewShot(Teleprompter):
     """Sets the read's demos to `k` labeled train questions whose gold answers stand on the passages it would
-    be shown (`read_demo`); the program's other demos stay as they are."""
+    be shown (`read_demo`), or to `pool` of them of which each read is shown the `k` nearest; the program's
+    other demos stay as they are."""
 
-    def __init__(self, k: int = 2, seed: int = 0):
+    def __init__(self, k: int = 2, seed: int = 0, pool: int = 0):
         super().__init__()
-        self.k, self.seed = k, seed
+        self.k, self.seed, self.pool = k, seed, pool
 
     def compile(self, student: dspy.Module, *, trainset: list[dspy.Example], teacher=None, valset=None) -> dspy.Module:
         program = student.deepcopy()
         order = list(trainset)
         random.Random(self.seed).shuffle(order)
-        demos = []
+        demos, size = [], max(self.k, self.pool)
         for example in order:
-            if len(demos) == self.k:
+            if len(demos) == size:
                 break
             if (demo := read_demo(program, example)) is not None:
                 demos.append(demo)
         program.read.predict.demos = demos
+        program.demo_k = self.k if self.pool else 0
         program._compiled = True
         return program

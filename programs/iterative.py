@@ -74,6 +74,7 @@ from ferret.programs.comparison import compare
 from ferret.programs.confirm import confirmed
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
 from ferret.programs.hops import hop_needed, hop_search
+from ferret.programs.nearest_demos import NearestDemos
 from ferret.programs.passage_answer import PassageAnswer, answer_from_passages
 from ferret.programs.repairs import repairs_on, step_lm
 from ferret.programs.row_arithmetic import named_rows, row_passage
@@ -115,12 +116,12 @@ class IterativeRetriever(SavedSettings, dspy.Module):
     """
 
     SETTINGS = ("max_iterations", "top_k", "context_chars", "agent_steps", "row_limit", "read_k", "read_chars", "repairs",
-                "long_text")
+                "long_text", "demo_k")
 
     def __init__(self, corpus: Corpus | str | Path, max_iterations: int = 4, top_k: int = 4,
                  context_chars: int = 400, agent_steps: int = 1, row_limit: int = ROW_LIMIT,
                  read_k: int = 5, read_chars: int = 600, lms: dict[str, dspy.LM] | None = None,
-                 accept: str = GROUNDED, repairs: bool | None = None, long_text: bool = False):
+                 accept: str = GROUNDED, repairs: bool | None = None, long_text: bool = False, demo_k: int = 0):
         """`read_k` passages of `read_chars` characters are the first rung's read (the one-call
         baseline's); `top_k` results of `context_chars` each step of the loop after it. `accept`: the
         lowest grounding (`programs.grounding`) an answer is stated with; a read grounded below it
@@ -131,7 +132,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         "long_text", is first read inside the chunks of a long document that match it best (`_question_hits`);
         off (the default: that search finds more of FinanceBench's evidence pages than hybrid search, but on
         its dev 20 the program answered as many right with it and stated one wrong, docs/benchmarks.md), it
-        is read as any other.
+        is read as any other. `demo_k`: each read is shown the `demo_k` of its demos nearest to the question
+        (`programs.nearest_demos`; a compile's pool, `ferret compile --optimizer knn`); 0 shows them all.
         The settings but `lms` and `accept` are saved with the program's state (`SavedSettings`)."""
         super().__init__()
         self.corpus = load_corpus(corpus)
@@ -145,6 +147,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         self.read_chars = read_chars
         self.agent_steps = agent_steps
         self.row_limit = row_limit
+        self.demo_k = demo_k
+        self.nearest_demos = NearestDemos(self.corpus)
         self.route = dspy.Predict(Router)
         self.route.demos = list(ROUTER_EXAMPLES)  # worked readings: the saved state's, until a compile bootstraps its own
         self.read = dspy.ChainOfThought(ReadPassages)
@@ -384,7 +388,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         hits = hits + self._question_rows(state)
         step = {"rung": rung, "strategy": f"{rung}: {self._read_strategy(state).describe()}", "results": len(hits)}
         try:
-            out = self.read(question=state.question, passages=numbered_passages(hits, state.doc_id))
+            out = self.read(question=state.question, passages=numbered_passages(hits, state.doc_id),
+                            demos=self.nearest_demos(self.read.predict.demos, state.question, self.demo_k))
         except DSPyError as error:
             reason, step["error"] = state.error(error, "the read output was malformed")
             return self._settle(state, "read", step, hits, None, reason)

@@ -41,7 +41,7 @@ def add_commands(commands) -> None:
                                    "track it in MLflow, save it as JSON")
     dataset_options(compile_, "financebench, hotpotqa, tatqa, sample, or jsonl (your own)")
     compile_.add_argument("--optimizer", required=True,
-                          choices=["bootstrap", "random-search", "mipro", "gepa", "simba", "labeled"])
+                          choices=["bootstrap", "random-search", "mipro", "gepa", "simba", "labeled", "knn"])
     compile_.add_argument("--prompt-lm", help="LM proposing instructions (mipro) and advice (simba); default --lm")
     compile_.add_argument("--reflection-lm", help="LM reflecting on failures (gepa); default --lm")
     compile_.add_argument("--teacher-lm", help="LM running the train questions whose traces become demos "

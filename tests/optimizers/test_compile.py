@@ -29,6 +29,7 @@ from ferret.optimizers.demos import demo_metric, useful_step
 from ferret.optimizers.gold_demos import read_demo
 from ferret.optimizers.tracking import tracking_uri
 from ferret.cli import main
+from ferret.programs import load_compiled
 from ferret.programs.iterative import IterativeRetriever
 from tests.fakes import scripted_lm, sigterm_left_to_ferret, stop_with_sigterm
 
@@ -56,6 +57,7 @@ TINY = {
     "gepa": {"max_metric_calls": 16, "reflection_minibatch_size": 2, "component_selector": "all", "use_merge": False},
     "simba": {"max_steps": 1, "bsize": 3, "num_candidates": 2, "max_demos": 1},
     "labeled": {"k": 2},
+    "knn": {"k": 1, "pool": 3},
 }
 
 
@@ -173,6 +175,22 @@ def test_labeled_demos_teach_the_read_train_questions_whose_gold_is_printed_in_w
     assert not any(predictor["demos"] for name, predictor in state.items() if name not in ("route", "read.predict"))
     with pytest.raises(ValueError, match="--program iterative"):
         compile_program("jsonl", qa, "labeled", index=corpus.store.dir, program="oneshot", track=False)
+
+
+def test_a_knn_compile_saves_a_pool_of_labeled_demos_and_shows_each_read_the_nearest(scripted, tmp_path):
+    """No LM runs while compiling: the pool is every train question whose gold stands (three), `demo_k` is saved
+    beside it, and one demo in each read's prompt teaches the scripted read."""
+    qa, corpus, _, engine = scripted
+    engine.script["read"] = [read]
+    out = tmp_path / "knn.json"
+    result = compile_program("jsonl", qa, "knn", index=corpus.store.dir, out=out, track=False)
+    assert result["score_before"] == pytest.approx(1 / 3, abs=1e-3) and result["score_after"] == 1.0
+    assert json.loads(out.read_text())["settings"]["demo_k"] == 1
+    pool = {demo["question"] for demo in saved_state(out)["read.predict"]["demos"]}
+    assert pool == {question for id_, question, *_ in QUESTIONS if id_ in ("q3", "q4", "q5")}
+    loaded = IterativeRetriever(corpus)
+    load_compiled(loaded, out)
+    assert loaded.demo_k == 1 and {demo["question"] for demo in loaded.read.predict.demos} == pool
 
 
 def test_a_train_question_the_table_rung_answers_in_code_is_no_demo_of_the_read(small_corpus):

@@ -357,6 +357,32 @@ def test_a_compiled_programs_demos_are_the_ones_its_steps_are_shown(small_corpus
         assert at == sorted(at)
 
 
+def test_a_compiled_pool_of_demos_shows_each_read_the_k_whose_questions_are_nearest(small_corpus, tmp_path):
+    """`demo_k` of the saved state: each read is shown the one demo of three whose question is nearest its own."""
+    prompts = []
+
+    def read(inputs, prompt):
+        prompts.append(prompt)
+        return read_reply("3,650")
+
+    demos = [dspy.Example(question=question, passages=["[1] page 1 (Sales): Sales 680 774"], reasoning="r",
+                          calculation={"expression": ""}, answer="680", sources=[1], missing="", augmented=True)
+             for question in ("What was the percentage change in Sales from 2018 to 2019?",
+                              "Who audited the financial statements?", "What were Sales last year?")]
+    compiled = IterativeRetriever(small_corpus, repairs=True, demo_k=1)
+    compiled.read.predict.demos = demos
+    compiled.save(tmp_path / "compiled.json")
+    program = IterativeRetriever(small_corpus, repairs=True)
+    program.load(tmp_path / "compiled.json")
+    assert program.demo_k == 1 and len(program.read.predict.demos) == 3
+    lm, _ = scripted_lm({"read": read})
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        for question in ("What was the percentage change in total revenue in 2023?", "What was total revenue last year?"):
+            program(question=question, doc_id="report")
+    shown = [[demo["question"] for demo in demos if demo["question"] in prompt] for prompt in prompts]
+    assert shown == [[demos[0]["question"]], [demos[2]["question"]]]
+
+
 def test_what_a_small_model_writes_in_routes_and_findings_is_bounded_by_the_response_schema(small_corpus):
     class Recording(ScriptedEngine):
         def complete(self, request):
