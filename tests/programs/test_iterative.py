@@ -329,29 +329,37 @@ def test_the_router_sees_its_worked_readings_until_a_compiled_state_replaces_the
     assert [demo["question"] for demo in loaded.route.demos] == ["Q?"]
 
 
-def test_a_compiled_programs_demos_are_the_ones_its_steps_are_shown(small_corpus, tmp_path):
-    """Whatever the question asks, the read is shown every demo the compiled state holds, in its order."""
+def read_demo_example(question: str, expression: str = "", answer: str = "680") -> dspy.Example:
+    return dspy.Example(question=question, passages=["[1] page 1 (Sales): Sales 680 774"], reasoning="r",
+                        calculation={"expression": expression}, answer=answer, sources=[1], missing="", augmented=True)
+
+
+def read_prompts_after_a_reload(corpus, tmp_path, demos: list, **settings) -> tuple[IterativeRetriever, list[str]]:
+    """The read's prompts for two questions that reach it, asked of a program loaded from a state holding `demos`."""
     prompts = []
 
     def read(inputs, prompt):
         prompts.append(prompt)
         return read_reply("3,650")
 
-    demos = [dspy.Example(question=question, passages=["[1] page 1 (Sales): Sales 680 774"], reasoning="r",
-                          calculation={"expression": expression}, answer=answer, sources=[1], missing="",
-                          augmented=True)
-             for question, expression, answer in [("What was the change in Sales from 2018?", "680 - 774", "-94"),
-                                                  ("What were Sales in 2019?", "", "680")]]
-    compiled = IterativeRetriever(small_corpus, repairs=True)
+    compiled = IterativeRetriever(corpus, repairs=True, **settings)
     compiled.read.predict.demos = demos
     compiled.save(tmp_path / "compiled.json")
-    program = IterativeRetriever(small_corpus, repairs=True)
+    program = IterativeRetriever(corpus, repairs=True)
     program.load(tmp_path / "compiled.json")
     lm, _ = scripted_lm({"read": read})
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         for question in ("What was the percentage change in total revenue in 2023?", "What was total revenue last year?"):
             program(question=question, doc_id="report")
     assert len(prompts) == 2  # each question was read
+    return program, prompts
+
+
+def test_a_compiled_programs_demos_are_the_ones_its_steps_are_shown(small_corpus, tmp_path):
+    """Whatever the question asks, the read is shown every demo the compiled state holds, in its order."""
+    demos = [read_demo_example("What was the change in Sales from 2018?", "680 - 774", "-94"),
+             read_demo_example("What were Sales in 2019?")]
+    _, prompts = read_prompts_after_a_reload(small_corpus, tmp_path, demos)
     for prompt in prompts:
         at = [prompt.index(demo["question"]) for demo in demos]
         assert at == sorted(at)
@@ -359,26 +367,11 @@ def test_a_compiled_programs_demos_are_the_ones_its_steps_are_shown(small_corpus
 
 def test_a_compiled_pool_of_demos_shows_each_read_the_k_whose_questions_are_nearest(small_corpus, tmp_path):
     """`demo_k` of the saved state: each read is shown the one demo of three whose question is nearest its own."""
-    prompts = []
-
-    def read(inputs, prompt):
-        prompts.append(prompt)
-        return read_reply("3,650")
-
-    demos = [dspy.Example(question=question, passages=["[1] page 1 (Sales): Sales 680 774"], reasoning="r",
-                          calculation={"expression": ""}, answer="680", sources=[1], missing="", augmented=True)
-             for question in ("What was the percentage change in Sales from 2018 to 2019?",
-                              "Who audited the financial statements?", "What were Sales last year?")]
-    compiled = IterativeRetriever(small_corpus, repairs=True, demo_k=1)
-    compiled.read.predict.demos = demos
-    compiled.save(tmp_path / "compiled.json")
-    program = IterativeRetriever(small_corpus, repairs=True)
-    program.load(tmp_path / "compiled.json")
+    demos = [read_demo_example(question) for question in ("What was the percentage change in Sales from 2018 to 2019?",
+                                                          "Who audited the financial statements?",
+                                                          "What were Sales last year?")]
+    program, prompts = read_prompts_after_a_reload(small_corpus, tmp_path, demos, demo_k=1)
     assert program.demo_k == 1 and len(program.read.predict.demos) == 3
-    lm, _ = scripted_lm({"read": read})
-    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        for question in ("What was the percentage change in total revenue in 2023?", "What was total revenue last year?"):
-            program(question=question, doc_id="report")
     shown = [[demo["question"] for demo in demos if demo["question"] in prompt] for prompt in prompts]
     assert shown == [[demos[0]["question"]], [demos[2]["question"]]]
 
