@@ -20,6 +20,12 @@ state and shows each read the ones whose questions are nearest to its own (`prog
 predictors: on the iterative program (seven) with 20 dev questions, "light" is 72 MIPROv2 trials (about
 1,500 program runs) and about 2,900 GEPA metric calls.
 
+A compile can keep DSPy's usual baseline (`holdout`): the first N train questions are held out of the
+optimizer, the compiled and the uncompiled program answer them, and the compiled one is saved only when it
+scores strictly higher there; otherwise the output is the uncompiled program (`kept` says which). As in
+ReAnchor's fold check and random search's zero-shot candidate, a change the train data does not show to
+help is not shipped; the dev questions (`val`) only check what was chosen.
+
 Scores are answer accuracy (`answer_correct`). Demos are bootstrapped only from runs whose answer is right,
 stated grounded, and whose every step did its job (an Extraction that found values printed in what it read,
 a read whose numbers are printed or computed, a Router reading in the question's words: `demo_metric`,
@@ -176,10 +182,14 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
                     reflection_lm: str | None = None, train: int | None = None, val: int | None = None,
                     budget: str = "light", out: str | Path | None = None, threads: int = 1, track: bool = True,
                     progress: bool = False, teacher_lm: str | None = None, ray: str | None = None,
-                    workers: int | None = None, repairs: bool | None = None) -> dict:
-    """Compile `program` with `optimizer` on the first `train` train questions, validated on the first
-    `val` dev questions; save it to `out` (default runs/compiled/DATASET-PROGRAM-OPTIMIZER-TIME.json) and
-    return the scores before and after, the path, the MLflow run id and the seconds taken.
+                    workers: int | None = None, repairs: bool | None = None, holdout: int = 0) -> dict:
+    """Compile `program` with `optimizer` on the first `train` train questions after the first `holdout`,
+    validated on the first `val` dev questions; save it to `out` (default
+    runs/compiled/DATASET-PROGRAM-OPTIMIZER-TIME.json) and return the scores before and after, the path,
+    the MLflow run id and the seconds taken.
+
+    `holdout` > 0: the first `holdout` train questions decide what is saved: the compiled program when it
+    scores strictly higher on them than the uncompiled one, else the uncompiled program (`kept`).
 
     `teacher_lm` (bootstrap, random-search, mipro) runs the train questions whose correct traces become
     demos, such as a larger local model (`local:PATH`); the compiled program runs on `lm`.
@@ -200,7 +210,7 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
         raise ValueError(f"--optimizer {optimizer} builds demos of the iterative program's read: use --program iterative")
     if budget not in BUDGETS[optimizer]:
         raise ValueError(f"unknown budget {budget!r}; budgets: {', '.join(BUDGETS[optimizer])}")
-    trainset, valset, files = _examples(dataset, data, train, val)
+    held, trainset, valset, files = _examples(dataset, data, train, val, holdout)
     index = Path(index) if index else default_index(dataset)
     prepare_index(files, index)
     out = Path(out) if out else default_out(dataset, program, optimizer)
@@ -220,14 +230,15 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
                   threads=count or threads, checkpoint=out.with_suffix(".gepa"))
         params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program,
                   "optimizer": optimizer, "budget": budget, "train_n": len(trainset), "val_n": len(valset),
+                  "holdout_n": len(held),
                   "lm": task_lm.model, "prompt_lm": job.prompt_lm.model, "reflection_lm": job.reflection_lm.model,
                   "teacher_lm": job.teacher_lm.model if job.teacher_lm else task_lm.model, "threads": threads,
                   "ray": ray or "", "workers": count or "", "out": str(out), "git_commit": git_commit(),
                   **{f"{optimizer}.{key}": value for key, value in job.settings.items()}}
 
-        def score(compiled: Path | None) -> dict:
-            return evaluate(dataset, data, index, program, lm, compiled, "dev", val, threads, progress=progress,
-                            track=track, ray=ray, workers=count, repairs=repairs)
+        def score(compiled: Path | None, split_name: str = "dev", limit: int | None = val) -> dict:
+            return evaluate(dataset, data, index, program, lm, compiled, split_name, limit, threads,
+                            progress=progress, track=track, ray=ray, workers=count, repairs=repairs)
 
         import mlflow  # here, not at import: a bad --data is named before MLflow's seconds of loading
 
@@ -236,23 +247,34 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
             if parent is not None:
                 mlflow.log_metric("score_before", before["accuracy"])
             _optimize(optimizer, job, out, track)
+            guard = {}
+            if held:
+                guard = {"holdout_before": score(None, "train", len(held))["accuracy"],
+                         "holdout_after": score(out, "train", len(held))["accuracy"]}
+                guard["kept"] = "compiled" if guard["holdout_after"] > guard["holdout_before"] else "uncompiled"
+                if guard["kept"] == "uncompiled":
+                    save_program(make_program(program, Corpus(index), repairs=repairs), out)
+                if parent is not None:
+                    mlflow.log_metrics({key: guard[key] for key in ("holdout_before", "holdout_after")})
+                    mlflow.set_tag("kept", guard["kept"])
             after = score(out)
             if parent is not None:
                 mlflow.log_metric("score_after", after["accuracy"])
                 mlflow.log_artifact(str(out))
     return {"optimizer": optimizer, "dataset": dataset, "program": program, "budget": budget, "lm": task_lm.model,
             "teacher_lm": params["teacher_lm"],
-            "train_n": len(trainset), "val_n": len(valset), "score_before": before["accuracy"],
-            "score_after": after["accuracy"], "compiled_path": str(out),
+            "train_n": len(trainset), "val_n": len(valset), "holdout_n": len(held), **guard,
+            "score_before": before["accuracy"], "score_after": after["accuracy"], "compiled_path": str(out),
             "mlflow_run_id": parent.info.run_id if parent else None,
             "before_run_id": before.get("mlflow_run_id"), "after_run_id": after.get("mlflow_run_id"),
             "seconds": round(time.perf_counter() - started, 2)}
 
 
-def _examples(dataset: str, data: str | Path, train: int | None,
-              val: int | None) -> tuple[list[dspy.Example], list[dspy.Example], list[Path]]:
-    """The first `train` train and `val` dev examples, whose inputs are what the programs take: the
-    question, and its document when the dataset names one."""
+def _examples(dataset: str, data: str | Path, train: int | None, val: int | None,
+              holdout: int = 0) -> tuple[list[dspy.Example], list[dspy.Example], list[dspy.Example], list[Path]]:
+    """The first `holdout` train examples, the `train` train examples after them and the first `val` dev
+    examples, whose inputs are what the programs take: the question, and its document when the dataset
+    names one."""
     if dataset in CONVERSATIONS:
         raise ValueError(f"{dataset} is a set of conversations: `ferret eval` runs it; `ferret compile` compiles the "
                          "programs on question sets (a Conversation is a dspy.Module: compile it from Python, with "
@@ -262,11 +284,12 @@ def _examples(dataset: str, data: str | Path, train: int | None,
         raise ValueError(f"{dataset} has no gold answers: it is retrieval-only and cannot be compiled against")
     examples = [example.with_inputs("question", "doc_id") if example.get("doc_id") else example
                 for example in examples]
-    trainset, valset = split(examples, "train")[:train], split(examples, "dev")[:val]
+    trains = split(examples, "train")
+    held, trainset, valset = trains[:holdout], trains[holdout:][:train], split(examples, "dev")[:val]
     if not trainset or not valset:
         raise ValueError(f"{dataset} needs questions in both its train and dev splits "
-                         f"(has {len(trainset)} train, {len(valset)} dev)")
-    return trainset, valset, files
+                         f"(has {len(trains)} train, {holdout} of them held out, and {len(valset)} dev)")
+    return held, trainset, valset, files
 
 
 def default_out(dataset: str, program: str, optimizer: str) -> Path:

@@ -48,6 +48,9 @@ def add_commands(commands) -> None:
                           "(bootstrap, random-search, mipro), e.g. local:PATH to a larger GGUF; default --lm")
     compile_.add_argument("--train", type=count(1, MAX_QUESTIONS), help="first N questions of the train split (default all)")
     compile_.add_argument("--val", type=count(1, MAX_QUESTIONS), help="first N questions of the dev split, to validate on (default all)")
+    compile_.add_argument("--holdout", type=count(1, MAX_QUESTIONS), default=0,
+                          help="hold the first N train questions out of the optimizer; save the compiled program only "
+                          "when it scores higher on them than the uncompiled one (default: no holdout)")
     compile_.add_argument("--budget", choices=["light", "medium", "heavy"], default="light")
     compile_.add_argument("--out", help="compiled JSON (default runs/compiled/DATASET-PROGRAM-OPTIMIZER-TIME.json); "
                           "gepa resumes from FILE.gepa/ when rerun with the same --out")
@@ -125,7 +128,8 @@ def _compile(args) -> int:
             result = compile_program(args.dataset, args.data, args.optimizer, args.index, args.program, args.lm,
                                      args.prompt_lm, args.reflection_lm, args.train, args.val, args.budget,
                                      args.out, args.threads, track=not args.no_track, progress=sys.stderr.isatty(),
-                                     teacher_lm=args.teacher_lm, ray=args.ray, workers=args.workers, repairs=args.repairs)
+                                     teacher_lm=args.teacher_lm, ray=args.ray, workers=args.workers, repairs=args.repairs,
+                                     holdout=args.holdout)
     except KeyboardInterrupt as interrupt:  # the run is marked KILLED
         print(f"ferret: {interrupt or 'compile interrupted'}", file=sys.stderr)
         return 130

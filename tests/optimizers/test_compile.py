@@ -193,6 +193,29 @@ def test_a_knn_compile_saves_a_pool_of_labeled_demos_and_shows_each_read_the_nea
     assert loaded.demo_k == 1 and {demo["question"] for demo in loaded.read.predict.demos} == pool
 
 
+@pytest.mark.parametrize("holdout, kept", [(2, "compiled"), (1, "uncompiled")])
+def test_a_compile_with_a_holdout_saves_the_compiled_program_only_when_it_scores_higher_on_the_held_out_questions(
+        scripted, tmp_path, holdout, kept):
+    """The first `holdout` train questions give no demo and decide what is saved. Holding out q3 and q4 leaves
+    q5's demo, which teaches the read q4 (1/2 uncompiled, 2/2 compiled); holding out q3 alone, both programs
+    answer it (a tie), so the output is the uncompiled program, without the demos or their `demo_k`."""
+    qa, corpus, _, engine = scripted
+    engine.script["read"] = [read]
+    out = tmp_path / "knn.json"
+    result = compile_program("jsonl", qa, "knn", index=corpus.store.dir, out=out, track=False, holdout=holdout)
+    assert (result["holdout_n"], result["train_n"], result["kept"]) == (holdout, 3 - holdout, kept)
+    pool = [demo["question"] for demo in saved_state(out)["read.predict"]["demos"]]
+    demo_k = json.loads(out.read_text())["settings"]["demo_k"]
+    if kept == "compiled":
+        assert (result["holdout_before"], result["holdout_after"]) == (0.5, 1.0)
+        assert pool == ["How much did the all-season tires cost?"] and demo_k == 1 and result["score_after"] == 1.0
+    else:
+        assert result["holdout_before"] == result["holdout_after"] == 1.0
+        assert pool == [] and demo_k == 0 and result["score_after"] == result["score_before"]
+    with pytest.raises(ValueError, match="3 of them held out"):
+        compile_program("jsonl", qa, "knn", index=corpus.store.dir, out=out, track=False, holdout=3)
+
+
 def test_a_train_question_the_table_rung_answers_in_code_is_no_demo_of_the_read(small_corpus):
     program = IterativeRetriever(small_corpus)
     in_code = dspy.Example(question="What was total revenue in 2023?", answer="3,650", doc_id="report")
