@@ -253,7 +253,7 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
                          "holdout_after": score(out, "train", len(held))["accuracy"]}
                 guard["kept"] = "compiled" if guard["holdout_after"] > guard["holdout_before"] else "uncompiled"
                 if guard["kept"] == "uncompiled":
-                    save_program(make_program(program, Corpus(index), repairs=repairs), out)
+                    save_program(job.student, out)  # the optimizers compile a copy of it
                 if parent is not None:
                     mlflow.log_metrics({key: guard[key] for key in ("holdout_before", "holdout_after")})
                     mlflow.set_tag("kept", guard["kept"])
