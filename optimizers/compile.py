@@ -35,7 +35,8 @@ the predictor it improves did (`feedback_metric`). The optimizers' LM calls go t
 too) and every optimizer is seeded, so rerunning an interrupted compile with the same arguments replays
 the calls already made; GEPA also checkpoints its search beside the output (`FILE.gepa/`) and resumes
 from it when run again with the same `--out`. Ctrl-C saves the best program evaluated so far on the
-whole validation set (else the uncompiled one) to the output and marks the MLflow run KILLED.
+whole validation set (else the uncompiled one) to the output and marks the MLflow run KILLED; during a
+holdout's evaluations, it saves the uncompiled program, since the compiled one has not yet won there.
 
 Tracked, a compile is one MLflow run (tag kind=compile) with the optimizer settings, data sizes,
 score_before/score_after and the compiled JSON; its children are the before and after evaluations (full
@@ -249,8 +250,12 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
             _optimize(optimizer, job, out, track)
             guard = {}
             if held:
-                guard = {"holdout_before": score(None, "train", len(held))["accuracy"],
-                         "holdout_after": score(out, "train", len(held))["accuracy"]}
+                try:
+                    guard = {"holdout_before": score(None, "train", len(held))["accuracy"],
+                             "holdout_after": score(out, "train", len(held))["accuracy"]}
+                except KeyboardInterrupt as interrupt:  # the compiled program has not won yet
+                    save_program(job.student, out)
+                    raise CompileInterrupted(out, "the uncompiled program") from interrupt
                 guard["kept"] = "compiled" if guard["holdout_after"] > guard["holdout_before"] else "uncompiled"
                 if guard["kept"] == "uncompiled":
                     save_program(job.student, out)  # the optimizers compile a copy of it
@@ -332,10 +337,11 @@ def _optimize(optimizer: str, job: Job, out: Path, track: bool) -> None:
 
 
 class CompileInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a compile; `path` holds the best program so far."""
+    """Ctrl-C during a compile; `path` holds the best program so far (during a holdout's evaluations, the
+    uncompiled one)."""
 
-    def __init__(self, path: Path):
-        super().__init__(f"compile interrupted: the best program so far is saved at {path}")
+    def __init__(self, path: Path, saved: str = "the best program so far"):
+        super().__init__(f"compile interrupted: {saved} is saved at {path}")
         self.path = path
 
 

@@ -216,6 +216,25 @@ def test_a_compile_with_a_holdout_saves_the_compiled_program_only_when_it_scores
         compile_program("jsonl", qa, "knn", index=corpus.store.dir, out=out, track=False, holdout=3)
 
 
+def test_ctrl_c_while_the_held_out_questions_are_answered_leaves_the_uncompiled_program(scripted, tmp_path,
+                                                                                       monkeypatch):
+    """The compiled program is written before the held-out questions score it; interrupted there, it has not
+    won, so the output is the uncompiled program (the compile would have saved q5's demo, as above)."""
+    qa, corpus, _, engine = scripted
+    engine.script["read"] = [read]
+    evaluate = ferret.optimizers.compile.evaluate
+
+    def interrupted_on_the_compiled(*args, **kwargs):
+        if args[5] is not None and args[6] == "train":  # (dataset, data, index, program, lm, compiled, split, ...)
+            raise KeyboardInterrupt
+        return evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(ferret.optimizers.compile, "evaluate", interrupted_on_the_compiled)
+    out = tmp_path / "knn.json"
+    with pytest.raises(KeyboardInterrupt, match=f"the uncompiled program is saved at {out}"):
+        compile_program("jsonl", qa, "knn", index=corpus.store.dir, out=out, track=False, holdout=2)
+    assert saved_state(out)["read.predict"]["demos"] == [] and json.loads(out.read_text())["settings"]["demo_k"] == 0
+
 def test_a_train_question_the_table_rung_answers_in_code_is_no_demo_of_the_read(small_corpus):
     program = IterativeRetriever(small_corpus)
     in_code = dspy.Example(question="What was total revenue in 2023?", answer="3,650", doc_id="report")
