@@ -235,6 +235,7 @@ def test_ctrl_c_while_the_held_out_questions_are_answered_leaves_the_uncompiled_
         compile_program("jsonl", qa, "knn", index=corpus.store.dir, out=out, track=False, holdout=2)
     assert saved_state(out)["read.predict"]["demos"] == [] and json.loads(out.read_text())["settings"]["demo_k"] == 0
 
+
 def test_a_train_question_the_table_rung_answers_in_code_is_no_demo_of_the_read(small_corpus):
     program = IterativeRetriever(small_corpus)
     in_code = dspy.Example(question="What was total revenue in 2023?", answer="3,650", doc_id="report")
