@@ -45,6 +45,7 @@ _OPERATIONS = {
 }
 
 
+_METRIC_AVERAGE = re.compile(r"\bweighted[- ]average\b", re.IGNORECASE)
 _WRITTEN = re.compile(r"[-+*/×÷−–=()\d.,$€£%\s]+")  # an answer of numbers and operators only
 SHARE = re.compile(r"(?:\bpercent(?:age)?|%)\s+of\b|\bas an? (?:percent(?:age)?|%|share)\b", re.IGNORECASE)
 
@@ -92,7 +93,10 @@ def may_ask_calculation(question: str) -> bool:
 def operations(question: str) -> frozenset[str]:
     """The operations the question's wording names ("percentage" and "change" for "What is the
     percentage change in X?"; none for a lookup). The share whose change a question asks ("the change in
-    the percentage of sales represented by X") is the metric that changes, not a percentage to compute."""
+    the percentage of sales represented by X") is the metric that changes, not a percentage to compute;
+    a weighted average ("weighted-average shares outstanding", "exchange rate") is a metric's name, as
+    printed, not an average to compute."""
+    question = _METRIC_AVERAGE.sub(" ", question)
     named = frozenset(name for name, words in _OPERATIONS.items() if words.search(question))
     return operations(SHARE.sub(" ", question)) if "change" in named and SHARE.search(question) else named
 

@@ -39,8 +39,11 @@ LEVELS = (UNSUPPORTED, ON_PAGE, GROUNDED)  # weakest first
 MAX_VALUE_WORDS = 12  # a text value longer than this is a passage copied, not a value ...
 MAX_REASON_WORDS = 40  # ... unless the question asks why, how or what for: a clause answers it
 MAX_RANGE = 10  # years a range a question names may span ("FY2015 - FY2017")
-SYNONYMS = [{"reven", "sales"}, {"incom", "earni", "profi"}, {"capex", "capit", "expen", "purch", "prope", "plant", "equip"},
-            {"cogs", "cost"}, {"payab", "payables"}, {"recei", "debto"}, {"inven", "stock"}]
+# Names of one financial statement item, each a set of stems that names it only whole: "capital expenditures"
+# is capex, "expenses" alone is not, nor is "property" alone
+SYNONYMS = [({"reven"}, {"sales"}), ({"incom"}, {"earni"}, {"profi"}),
+            ({"capex"}, {"capit", "expen"}, {"purch", "prope", "equip"}, {"prope", "plant", "equip"}),
+            ({"cogs"}, {"cost"}), ({"recei"}, {"debto"}), ({"inven"}, {"stock"})]
 GENERIC = {"amoun", "total", "value", "answe", "usd", "milli", "billi", "thous", "fisca", "calcu", "respo", "relyi",
            "detai", "shown", "infor", "provi", "base", "based", "state", "using", "round", "decim", "place", "units",
            "perce", "compa", "repor", "give", "year", "years", "perio", "figur", "metri", "prima", "outli", "taking",
@@ -116,8 +119,8 @@ def question_stems(question: str) -> set[str]:
     a margin's revenue too."""
     asked = stems(_STATEMENT.sub(" ", question)) - GENERIC
     for group in SYNONYMS:
-        if asked & group:
-            asked |= group
+        if any(name <= asked for name in group):
+            asked = asked.union(*group)
     return asked | ({"reven", "sales"} if "margi" in asked else set())
 
 
@@ -429,7 +432,9 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     captioned = not any(stems(row["label"]) - GENERIC & words for row in rows)  # no row of its own is the question's
     cells = [] if year else [(_row_label(row, captioned), header, printed, number) for row in rows
                              for header, printed, number in row["cells"]]
-    distinct = _distinct_headers([header for _, header, _, _ in cells]) & words  # "International", when the question names it
+    # "International", when the question names it; not a calculation's own column ("Change %"): its operands sit in others
+    distinct = _distinct_headers([header for _, header, _, _ in cells
+                                  if asked.operation or not operations(header) - {"percentage"}]) & words
     scores = [_cell_score(label, header, words, years, asked.generic) for label, header, _, _ in cells]
     top = max(scores, default=None)
     same = [(cell, score) for cell, score in zip(cells, scores) if cell[3] is not None and same_number(abs(value), abs(cell[3]))]

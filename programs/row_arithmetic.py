@@ -56,7 +56,6 @@ from ferret.programs.structured import grounded
 LABEL_CANDIDATES = 20  # labels looked at for the question's rows
 _RANGE = re.compile(r"((?:19|20)\d{2})\s*(?:-|–|to|through)\s*(?:FY\s?)?((?:19|20)\d{2})", re.IGNORECASE)
 _DEFINED = re.compile(r"\b(?:defined as|calculated as|formula)\b|=", re.IGNORECASE)
-_METRIC_AVERAGE = re.compile(r"\bweighted[- ]average\b", re.IGNORECASE)
 _PERCENTS = re.compile(r"\bpercents\b", re.IGNORECASE)  # "in units of percents"
 _FELL = re.compile(r"\b(?:decrease[sd]?|decline[sd]?|fell|drop(?:ped)?)\b", re.IGNORECASE)
 _ROSE = re.compile(r"\bincrease", re.IGNORECASE)
@@ -103,7 +102,6 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
     asked = question.lower()
     for label in {row["label"].lower() for row in rows}:
         asked = asked.replace(label, " ")
-    asked = _METRIC_AVERAGE.sub(" ", asked)
     if which_year:
         return _extreme_year(rows, question, asked, years)
     share = bool(SHARE.search(asked))  # "the percentage of sales represented by X": its "%" column
@@ -130,7 +128,7 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
     if not ops & {"change", "average"} or "average" in ops and (span := _RANGE.search(question)) \
             and int(span.group(2)) - int(span.group(1)) > 1:
         return None
-    cells = [_year_cell(rows, year, question_stems(question), share) for year in sorted(years)]
+    cells = [_year_cell(rows, year, question_stems(question), share, amounts=not share) for year in sorted(years)]
     if None in cells:
         return None
     (before, printed_before), (after, printed_after) = cells

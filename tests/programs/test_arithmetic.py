@@ -82,6 +82,8 @@ def test_an_answer_written_as_arithmetic_is_computed_or_refused_never_stated():
     ("What was the change in percentage of sales represented by gross profit between 2018 and 2019?", {"change"}),
     ("What was the percentage change in the percent of total sales from APAC?", {"percentage", "change"}),
     ("What percentage of total revenue was APAC in 2019?", {"percentage"}),  # a share to compute, not its change
+    ("What was the weighted-average exchange rate for the Euro in 2019?", set()),  # a metric's name, as printed
+    ("What was the average weighted average shares outstanding for 2018 and 2019?", {"average"}),
 ])
 def test_the_operations_a_question_names(question, named):
     assert operations(question) == named

@@ -13,7 +13,8 @@ from ferret.cli import main
 from ferret.programs.baselines import OneShotRAG
 from ferret.programs.confirm import confirmed
 from ferret.programs.display import citation_mark, grounding_lines
-from ferret.programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, expected_type, ground, numbers_only, settle
+from ferret.programs.grounding import (GROUNDED, ON_PAGE, UNSUPPORTED, expected_type, ground, numbers_only,
+                                      question_stems, settle)
 from ferret.programs.lm import answering
 from ferret.programs.verify import same_number
 from ferret.signatures import ConfirmAnswer
@@ -396,6 +397,38 @@ def test_a_total_row_is_the_total_its_tables_caption_names():
     args = (question, "39224", [227727.0, 188503.0], place)
     assert ground(*args, _Table("Personnel expenses for employees were as follows:", rows), "227727 - 188503").level == GROUNDED
     assert ground(*args, _Table("Other matters:", rows), "227727 - 188503").level == ON_PAGE  # a total of what?
+
+
+def test_a_calculations_operands_ground_in_their_years_columns_beside_the_column_that_prints_its_result():
+    """A column named by the question's operation ("Change %") holds the printed result, not the operands."""
+    question = "What was the percentage change in underlying EBITDA between 2018 and 2019?"
+    rows = {"Underlying EBITDA": {"30 June 2019 $'000": "85,123", "30 June 2018 $'000": "62,575", "Change %": "36"}}
+    assert ground(question, "36.0336", [85123.0, 62575.0], [("d", 1)], _Table("Results", rows),
+                  "(85123 - 62575) / 62575 * 100").level == GROUNDED
+    sales = {"Net sales": {"Domestic 2019": "500", "Domestic 2018": "400", "International 2019": "330",
+                           "International 2018": "300", "Change": "130"}}  # the columns the question names still count
+    asked = "What was the percentage change in international net sales between 2018 and 2019?"
+    assert ground(asked, "10", [330.0, 300.0], [("d", 1)], _Table("Sales", sales), "(330 - 300) / 300 * 100").level == GROUNDED
+    assert ground(asked, "25", [500.0, 400.0], [("d", 1)], _Table("Sales", sales), "(500 - 400) / 400 * 100").level == ON_PAGE
+
+
+def test_expenses_are_no_capital_expenditure_but_capital_expenditures_are_purchases_of_property_and_equipment():
+    question = "What was the accrued expenses in 2019?"
+    assert not question_stems(question) & {"capex", "prope", "equip"}
+    assert {"purch", "prope", "equip"} <= question_stems("What were the capital expenditures in FY2019?")
+    assert {"capit", "expen"} <= question_stems("What is the FY2019 capex?")
+    rows = {"Property, plant and equipment, due to depreciation": {"2019": "66,268", "2018": "97,420"},
+            "Accrued expenses": {"2019": "81,731", "2018": "81,912"}}
+    assert ground(question, "81,731", None, [("d", 1)], _Table("Deferred tax assets", rows)).level == GROUNDED
+
+
+def test_a_weighted_average_is_read_where_it_is_printed_not_asked_to_be_computed():
+    question = "What is the weighted-average exchange rate for Taiwan Dollar for 2018 and 2019, respectively?"
+    rows = {"Taiwan Dollar": {"Years ended December 31, 2019": "30.90", "Years ended December 31, 2018": "30.15"},
+            "Swedish Krona": {"Years ended December 31, 2019": "9.46", "Years ended December 31, 2018": "8.70"}}
+    table = _Table("Weighted-average exchange rates", rows)
+    assert ground(question, "30.15 and 30.90", None, [("d", 1)], table).level == GROUNDED
+    assert ground(question, "8.70 and 9.46", None, [("d", 1)], table).level == ON_PAGE
 
 
 def test_a_where_that_names_the_place_of_a_number_asks_for_no_name():

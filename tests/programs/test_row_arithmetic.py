@@ -106,6 +106,15 @@ def test_of_several_columns_of_a_year_the_one_the_question_names_is_read_and_rat
     assert row_calculation(rows, "What was the change in plan assets between 2018 and 2019?") is None  # which column?
 
 
+def test_a_change_or_average_of_amounts_reads_the_amounts_columns_beside_a_share_column():
+    rows = _Rows({"Services": {"2019 Amount": "$243,053", "2019 % of total revenue": "34%",
+                               "2018 Amount": "$246,548", "2018 % of total revenue": "38%"}})
+    assert value(rows, "What was the average Services for 2018 and 2019?") == 244800.5
+    assert value(rows, "What was the change in services between 2018 and 2019?") == -3495.0
+    assert row_calculation(rows, "What was the change in the percentage of total revenue from services between 2018 "
+                                 "and 2019?").expression == "34 - 38"  # a share's change: its own column
+
+
 def test_rows_of_one_label_that_disagree_or_one_value_read_twice_compute_nothing():
     twice = _Rows({"Revenue": {"2019": "10", "2018": "10"}})
     assert row_calculation(twice, "What was the change in revenue between 2018 and 2019?") is None
