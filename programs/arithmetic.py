@@ -43,9 +43,9 @@ _OPERATIONS = {
     "ratio": re.compile(r"\b(?:ratio|proportion|times)\b", re.IGNORECASE),
     "sum": re.compile(rf"\bsum\b|{SUM_ASKED.pattern}", re.IGNORECASE),  # not "total revenue"
 }
+_METRIC_AVERAGE = re.compile(r"\bweighted[- ]average\b", re.IGNORECASE)  # a metric's name ("weighted-average shares")
 
 
-_METRIC_AVERAGE = re.compile(r"\bweighted[- ]average\b", re.IGNORECASE)
 _WRITTEN = re.compile(r"[-+*/×÷−–=()\d.,$€£%\s]+")  # an answer of numbers and operators only
 SHARE = re.compile(r"(?:\bpercent(?:age)?|%)\s+of\b|\bas an? (?:percent(?:age)?|%|share)\b", re.IGNORECASE)
 
