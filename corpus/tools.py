@@ -33,6 +33,7 @@ CHUNK_RRF_K = 3  # the reciprocal rank fusion constant of its choice of chunks
 CHUNK_VOTERS = 20  # hybrid passages whose pages vote for the chunks that hold them
 FUSION_DEPTH = 300  # passages of each of hybrid search's two rankings fused (`_fuse`)
 RRF_K = 60  # the reciprocal rank fusion constant of label matches (`_reciprocal_rank_fusion`)
+HYBRID = 0.5  # hybrid search's lexical weight: BM25's and dense search's normalised scores count alike (`_fuse`)
 LABEL_CANDIDATES = 50
 LABEL_MIN_COSINE = 0.45
 QUERY_VECTORS = 256  # query vectors kept: a question's searches (its read, hops, long-text route) embed it once
@@ -136,35 +137,45 @@ class Corpus:
         Returns hits with doc_id, file, title (the document's), page, section, section_id, node_id, kind, text
         and score (a summary's also pages).
         """
-        return self._search(query, "hybrid" if hybrid else "text", bucket, filters, top_k, context_chars, doc_id, scope)
+        return self._search(query, HYBRID if hybrid else 1.0, bucket, filters, top_k, context_chars, doc_id, scope)
 
     def search_semantic(self, query: str, bucket: str | None = None, filters: dict | str | None = None,
                         top_k: int = 10, context_chars: int = 400, doc_id: str | None = None,
                         hybrid: bool = False, scope: str = "segments") -> list[dict]:
         """Semantic (embedding) search over document segments, or with scope="summary" over long
         documents' chunk summaries; same arguments and hits as search_text."""
-        return self._search(query, "hybrid" if hybrid else "semantic", bucket, filters, top_k, context_chars, doc_id,
-                            scope)
+        return self._search(query, HYBRID if hybrid else 0.0, bucket, filters, top_k, context_chars, doc_id, scope)
+
+    def search(self, query: str, lexical_weight: float = HYBRID, bucket: str | None = None,
+               filters: dict | str | None = None, top_k: int = 10, context_chars: int = 400,
+               doc_id: str | None = None) -> list[dict]:
+        """Search over document segments with BM25 and dense search weighed by `lexical_weight`: 1 is
+        search_text, 0 search_semantic, HYBRID (0.5) their hybrid search, and a weight between them fuses
+        their normalised scores at that weight (`_fuse`). The same arguments and hits as search_text."""
+        return self._search(query, check_weight(lexical_weight), bucket, filters, top_k, context_chars, doc_id)
 
     def search_long_text(self, query: str, bucket: str | None = None, filters: dict | str | None = None,
                          top_k: int = 10, context_chars: int = 400, doc_id: str | None = None,
-                         chunks: int = LONG_TEXT_CHUNKS) -> dict:
+                         chunks: int = LONG_TEXT_CHUNKS, lexical_weight: float = HYBRID) -> dict:
         """Summary-then-segment search: the `chunks` long-document chunks that best match, then hybrid
         search over the segments inside them. A chunk's match fuses three rankings by reciprocal rank
         (CHUNK_RRF_K): its summary's (hybrid search), the query's words in its title (ties in document
         order), and the votes of the query's top CHUNK_VOTERS hybrid passages on the pages it spans (a
         summary alone chose worse chunks than the filing's own passages: docs/benchmarks.md). Returns
         {"chunks": the chosen chunks' summary hits, best first, "hits": the segments'}; where the scope holds
-        no chunk, "hits" are those of plain hybrid search."""
-        summaries = self._search(query, "hybrid", bucket, filters, MAX_TOP_K, context_chars, doc_id, "summary")
-        chosen = rank_chunks(query, summaries, self._search(query, "hybrid", bucket, filters, CHUNK_VOTERS, 0, doc_id))
+        no chunk, "hits" are those of plain hybrid search. `lexical_weight` weighs the segments' search
+        inside the chunks (`search`)."""
+        weight = check_weight(lexical_weight)
+        summaries = self._search(query, HYBRID, bucket, filters, MAX_TOP_K, context_chars, doc_id, "summary")
+        chosen = rank_chunks(query, summaries, self._search(query, HYBRID, bucket, filters, CHUNK_VOTERS, 0, doc_id))
         chosen = chosen[:chunks]
         inside = self._chunk_mask([int(hit["node_id"].split(":")[1]) for hit in chosen]) if chosen else None
         return {"chunks": chosen,
-                "hits": self._search(query, "hybrid", bucket, filters, top_k, context_chars, doc_id, within=inside)}
+                "hits": self._search(query, weight, bucket, filters, top_k, context_chars, doc_id, within=inside)}
 
-    def _search(self, query: str, mode: str, bucket, filters, top_k: int, context_chars: int, doc_id,
+    def _search(self, query: str, weight: float, bucket, filters, top_k: int, context_chars: int, doc_id,
                 scope: str = "segments", within: np.ndarray | None = None) -> list[dict]:
+        """The top_k rows of `scope` by BM25 (`weight` 1), dense search (0) or their fusion at `weight`."""
         check_query("query", query)
         check_count("top_k", top_k, 1, MAX_TOP_K)
         check_count("context_chars", context_chars, 0, MAX_CONTEXT_CHARS)
@@ -175,13 +186,13 @@ class Corpus:
         index, mask = self.indexes[table], self._doc_mask(table, bucket, filters, doc_id)
         if within is not None:
             mask = within if mask is None else mask & within
-        if mode == "text":
+        if weight == 1.0:
             ranked = top_rows(self._lexical_scores(index, query, mask), top_k, positive=True)
-        elif mode == "semantic":
+        elif weight == 0.0:
             ranked = self._semantic_top(index, query, mask, top_k)
         else:
             ranked = _fuse([top_rows(self._lexical_scores(index, query, mask), FUSION_DEPTH, positive=True),
-                            self._semantic_top(index, query, mask, FUSION_DEPTH)], top_k)
+                            self._semantic_top(index, query, mask, FUSION_DEPTH)], top_k, (weight, 1.0 - weight))
         found = [(int(index.ids[i]), score) for i, score in ranked]
         return self._summary_hits(found, query, context_chars) if scope == "summary" else \
             self._hits(found, query, context_chars)
@@ -635,11 +646,20 @@ def rank_chunks(query: str, summaries: list[dict], passages: list[dict]) -> list
     return [summaries[i] for i in sorted(fused, key=lambda i: -fused[i])]
 
 
-def _fuse(rankings: list[list[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
+def check_weight(weight: float) -> float:
+    """`weight` as a float, if it is a lexical weight (between 0 and 1); else a ValueError naming it."""
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0.0 <= weight <= 1.0:
+        raise ValueError(f"lexical_weight must be a number from 0 (dense search) to 1 (BM25), not {weight!r}")
+    return float(weight)
+
+
+def _fuse(rankings: list[list[tuple[int, float]]], k: int,
+          weights: tuple[float, ...] = (HYBRID, HYBRID)) -> list[tuple[int, float]]:
     """Hybrid search's fusion: min-max score fusion (CombSUM of per-query min-max normalised scores, equal
-    weights; the convex combination of lexical and semantic scores at one half). Each ranking's scores are
-    mapped onto [0, 1] by its own lowest and highest score (every score 1 when they are equal); a row's fused
-    score is the sum over the rankings, 0 from one that does not hold it; the `k` best rows, best first.
+    weights by default; the convex combination of lexical and semantic scores at one half). Each ranking's
+    scores are mapped onto [0, 1] by its own lowest and highest score (every score 1 when they are equal); a
+    row's fused score is the sum over the rankings, each times twice its weight (so that equal weights sum
+    the normalised scores), 0 from one that does not hold it; the `k` best rows, best first.
 
     Unlike reciprocal rank fusion it keeps how far apart the scores are, so a ranking whose top hit stands
     out weighs more than one whose hits score alike; and it has no fitted weight. Chosen on the train splits
@@ -652,12 +672,12 @@ def _fuse(rankings: list[list[tuple[int, float]]], k: int) -> list[tuple[int, fl
     above the better single mode on every set, in recall@5 (worst +0.003) and nDCG@10 (worst +0.010), and
     held on dev (+0.000 and +0.011) and test (+0.000 and +0.003)."""
     fused: dict[int, float] = defaultdict(float)
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights, strict=True):
         if not ranking:
             continue
         low, high = min(score for _, score in ranking), max(score for _, score in ranking)
         for row, score in ranking:
-            fused[row] += (score - low) / (high - low) if high > low else 1.0
+            fused[row] += 2 * weight * ((score - low) / (high - low) if high > low else 1.0)
     return sorted(fused.items(), key=lambda item: -item[1])[:k]
 
 

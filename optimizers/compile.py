@@ -50,7 +50,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -65,8 +65,11 @@ from ferret.optimizers.gold_demos import GoldEvidenceFewShot
 from ferret.optimizers.distributed import on_ray
 from ferret.optimizers.evaluate import CONVERSATIONS, check_ray_options, default_index, evaluate
 from ferret.optimizers.metrics import answer_correct, feedback_metric
-from ferret.optimizers.tracking import git_commit, runs_dir, use_experiment
+from ferret.optimizers.settings_search import OBJECTIVE, search_settings
+from ferret.optimizers.settings_search import score as settings_score
+from ferret.optimizers.tracking import git_commit, metric_name, runs_dir, use_experiment
 from ferret.programs import make_program
+from ferret.programs.first_read import ReadSettings
 from ferret.programs.lm import answering, make_lm
 from ferret.programs.repairs import repairs_on
 
@@ -176,6 +179,19 @@ OPTIMIZERS: dict[str, Callable[[Job], dspy.Module]] = {
     "bootstrap": _bootstrap, "random-search": _random_search, "mipro": _mipro, "gepa": _gepa, "simba": _simba,
     "labeled": _labeled, "knn": _labeled}
 TEACHES = ("bootstrap", "random-search", "mipro")  # the optimizers whose demos a teacher bootstraps
+SETTINGS = "settings"  # the retrieval settings' compile, no LM (`optimizers.settings_search`)
+
+
+def optimizer_steps(optimizer: str) -> list[str]:
+    """The optimizers a `--optimizer` value runs, in order: one of OPTIMIZERS, "settings", or "settings,X"
+    (the settings compiled first, then X on them); ValueError naming what is not one."""
+    steps = [step.strip() for step in optimizer.split(",")]
+    known = [SETTINGS, *OPTIMIZERS]
+    if any(step not in known for step in steps) or len(steps) > 2 or (len(steps) == 2 and steps[0] != SETTINGS) \
+            or steps.count(SETTINGS) > 1:
+        raise ValueError(f"unknown optimizer {optimizer!r}; optimizers: {', '.join(known)}, or settings,OPTIMIZER "
+                         "(the retrieval settings first, then a prompt optimizer on them)")
+    return steps
 
 
 def compile_program(dataset: str, data: str | Path, optimizer: str, index: str | Path | None = None,
@@ -203,8 +219,12 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
     LMs decode every call on a Ray worker. BootstrapFewShot runs its train questions one at a time."""
     started = time.perf_counter()
     check_ray_options(ray, workers, threads)
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"unknown optimizer {optimizer!r}; optimizers: {', '.join(OPTIMIZERS)}")
+    steps = optimizer_steps(optimizer)
+    if steps == [SETTINGS]:
+        return compile_settings(dataset, data, index, program, train, val, out, track, holdout)
+    settings_first, optimizer = steps[0] == SETTINGS, steps[-1]
+    if settings_first and program != "iterative":
+        raise ValueError("--optimizer settings compiles the iterative program's retrieval settings: use --program iterative")
     if teacher_lm and optimizer not in TEACHES:
         raise ValueError(f"--teacher-lm needs an optimizer that bootstraps demos: {', '.join(TEACHES)}")
     if optimizer in ("labeled", "knn") and program != "iterative":
@@ -214,7 +234,7 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
     held, trainset, valset, files = _examples(dataset, data, train, val, holdout)
     index = Path(index) if index else default_index(dataset)
     prepare_index(files, index)
-    out = Path(out) if out else default_out(dataset, program, optimizer)
+    out = Path(out) if out else default_out(dataset, program, "-".join(steps))
     with ray_workers(ray, workers) if ray else nullcontext() as count:  # count: the Ray workers
 
         def lm_of(spec: str | None) -> dspy.LM:
@@ -223,7 +243,14 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
 
         task_lm = lm_of(lm)
         repairs = repairs_on(repairs, task_lm)
-        job = Job(student=make_program(program, Corpus(index), repairs=repairs), trainset=trainset, valset=valset,
+        student, base, chosen = make_program(program, Corpus(index), repairs=repairs), None, {}
+        if settings_first:  # the prompts are compiled, and judged, on the settings that will ship
+            choice = search_settings(student.corpus, trainset, held)
+            apply_settings(student, choice.settings)
+            base = out.with_name(f"{out.stem}.settings.json")
+            save_program(student, base)
+            chosen = {"settings": asdict(choice.settings), "settings_kept": choice.kept}
+        job = Job(student=student, trainset=trainset, valset=valset,
                   settings=BUDGETS[optimizer][budget], task_lm=task_lm,
                   prompt_lm=lm_of(prompt_lm) if prompt_lm else task_lm,
                   reflection_lm=lm_of(reflection_lm) if reflection_lm else task_lm,
@@ -235,9 +262,11 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
                   "lm": task_lm.model, "prompt_lm": job.prompt_lm.model, "reflection_lm": job.reflection_lm.model,
                   "teacher_lm": job.teacher_lm.model if job.teacher_lm else task_lm.model, "threads": threads,
                   "ray": ray or "", "workers": count or "", "out": str(out), "git_commit": git_commit(),
-                  **{f"{optimizer}.{key}": value for key, value in job.settings.items()}}
+                  **{f"{optimizer}.{key}": value for key, value in job.settings.items()},
+                  **{f"settings.{key}": value for key, value in chosen.get("settings", {}).items()}}
 
         def score(compiled: Path | None, split_name: str = "dev", limit: int | None = val) -> dict:
+            compiled = compiled or base  # the uncompiled prompts on the compiled settings
             return evaluate(dataset, data, index, program, lm, compiled, split_name, limit, threads,
                             progress=progress, track=track, ray=ray, workers=count, repairs=repairs)
 
@@ -266,13 +295,77 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
             if parent is not None:
                 mlflow.log_metric("score_after", after["accuracy"])
                 mlflow.log_artifact(str(out))
-    return {"optimizer": optimizer, "dataset": dataset, "program": program, "budget": budget, "lm": task_lm.model,
-            "teacher_lm": params["teacher_lm"],
+    return {"optimizer": ",".join(steps), "dataset": dataset, "program": program, "budget": budget, "lm": task_lm.model,
+            "teacher_lm": params["teacher_lm"], **chosen,
             "train_n": len(trainset), "val_n": len(valset), "holdout_n": len(held), **guard,
             "score_before": before["accuracy"], "score_after": after["accuracy"], "compiled_path": str(out),
             "mlflow_run_id": parent.info.run_id if parent else None,
             "before_run_id": before.get("mlflow_run_id"), "after_run_id": after.get("mlflow_run_id"),
             "seconds": round(time.perf_counter() - started, 2)}
+
+
+def compile_settings(dataset: str, data: str | Path, index: str | Path | None = None, program: str = "iterative",
+                     train: int | None = None, val: int | None = None, out: str | Path | None = None,
+                     track: bool = True, holdout: int = 0) -> dict:
+    """`ferret compile --optimizer settings`, no LM: the iterative program's retrieval settings searched on
+    the first `train` train questions with evidence after the first `holdout` (which decide what is kept:
+    `optimizers.settings_search`; the best trial is kept only when a sign test on the train questions shows
+    it beats the defaults), scored before and after on the first `val` dev questions by evidence
+    recall@5 and recall_all@5, and saved as the program's state at `out`. Tracked, one MLflow compile run
+    with a child run for each trial (its settings as params, its train scores as metrics)."""
+    started = time.perf_counter()
+    if program != "iterative":
+        raise ValueError("--optimizer settings compiles the iterative program's retrieval settings: use --program iterative")
+    examples, files = load_dataset(dataset, data)
+    examples = [example for example in examples if example.get("evidence")]
+    trains = split(examples, "train")
+    held, trainset, valset = trains[:holdout], trains[holdout:][:train], split(examples, "dev")[:val]
+    if not trainset:
+        raise ValueError(f"{dataset} has no train question with evidence to compile settings on "
+                         f"({len(trains)} in its train split, {len(held)} of them held out)")
+    index = Path(index) if index else default_index(dataset)
+    prepare_index(files, index)
+    out = Path(out) if out else default_out(dataset, program, SETTINGS)
+    student = make_program(program, Corpus(index))
+    params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "optimizer": SETTINGS,
+              "train_n": len(trainset), "val_n": len(valset), "holdout_n": len(held), "out": str(out),
+              "git_commit": git_commit()}
+    import mlflow
+
+    with _parent_run(params, track, out) as parent:
+        def logged(trial) -> None:
+            if parent is not None:
+                with mlflow.start_run(run_name=trial.settings.describe(), nested=True):
+                    mlflow.set_tag("kind", "settings-trial")
+                    mlflow.log_params(asdict(trial.settings))
+                    mlflow.log_metrics({metric_name(key): value for key, value in trial.scores.items()})
+
+        choice = search_settings(student.corpus, trainset, held, on_trial=logged)
+        apply_settings(student, choice.settings)
+        save_program(student, out)
+        before, after = (settings_score(student.corpus, valset, settings) for settings in (ReadSettings(), choice.settings))
+        guard = {f"holdout_{which}": scores[OBJECTIVE[0]] for which, scores in choice.holdout.items()}
+        if parent is not None:
+            mlflow.log_params({f"settings.{key}": value for key, value in asdict(choice.settings).items()})
+            mlflow.set_tag("kept", choice.kept)
+            mlflow.log_metrics({"score_before": before.get(OBJECTIVE[0], 0.0), "score_after": after.get(OBJECTIVE[0], 0.0),
+                                **{f"dev_{metric_name(key)}": value for key, value in after.items()}, **guard,
+                                **{f"sign_test_{key}": value for key, value in choice.sign_test.items()}})
+            mlflow.log_artifact(str(out))
+    return {"optimizer": SETTINGS, "dataset": dataset, "program": program, "train_n": len(trainset),
+            "val_n": len(valset), "holdout_n": len(held), "settings": asdict(choice.settings),
+            "best": asdict(choice.best), "kept": choice.kept, "sign_test": choice.sign_test, **guard,
+            "score": OBJECTIVE[0],
+            "score_before": before.get(OBJECTIVE[0]), "score_after": after.get(OBJECTIVE[0]),
+            "dev_before": before, "dev_after": after, "trials": [trial.as_dict() for trial in choice.trials],
+            "compiled_path": str(out), "mlflow_run_id": parent.info.run_id if parent else None,
+            "seconds": round(time.perf_counter() - started, 2)}
+
+
+def apply_settings(program: dspy.Module, settings: ReadSettings) -> None:
+    """`program` reads with `settings` (saved with its state)."""
+    program.lexical_weight, program.hops_first, program.long_text = (settings.lexical_weight, settings.hops_first,
+                                                                     settings.long_text)
 
 
 def _examples(dataset: str, data: str | Path, train: int | None, val: int | None,

@@ -32,6 +32,7 @@ from ferret.optimizers.tracking import (STATUS_COUNTS, git_commit, metric_name, 
                                         runs_dir, use_experiment)
 from ferret.programs import load_compiled, make_program
 from ferret.programs.conversation import ChatState, Conversation
+from ferret.programs.first_read import ReadSettings
 from ferret.programs.lm import answering, anywhere, make_lm
 from ferret.programs.repairs import repairs_on
 from ferret.programs.result import as_json, error_text
@@ -344,15 +345,26 @@ def _sha256(path: str | Path) -> str:
 
 def evaluate_search(dataset: str, data: str | Path, index: str | Path | None = None, limit: int | None = None,
                     query_from: str = "question", track: bool = True, gold: str | None = None,
-                    split_name: str = "all") -> dict:
-    """Retrieval only, no LM: recall@5, nDCG@10 and recall@100 of text, semantic and hybrid search, hops
-    and the long-text route (`optimizers.retrieval`) on the split's questions, tracked as a run of
-    program "retrieval"."""
+                    split_name: str = "all", compiled: str | Path | None = None) -> dict:
+    """Retrieval only, no LM: recall@5, nDCG@10 and recall@100 of text, semantic and hybrid search, hops,
+    the long-text route and the program's first read at `compiled`'s retrieval settings (else the
+    defaults'; `optimizers.retrieval`) on the split's questions, tracked as a run of program "retrieval"."""
     index = Path(index) if index else default_index(dataset)
-    result = evaluate_recall(dataset, data, index, limit=limit, query_from=query_from, gold=gold, split_name=split_name)
+    settings = compiled_read_settings(compiled, index) if compiled else ReadSettings()
+    result = evaluate_recall(dataset, data, index, limit=limit, query_from=query_from, gold=gold, split_name=split_name,
+                             settings=settings)
+    result["read_settings"] = settings.describe()
     return _logged("retrieval", result, {"dataset": dataset, "data": str(data), "index": str(index),
                                           "split": split_name, "query_from": query_from, "limit": limit or "",
-                                          "gold": gold or "all"}) if track else result
+                                          "gold": gold or "all", "compiled": str(compiled or "")}) if track else result
+
+
+def compiled_read_settings(compiled: str | Path, index: str | Path) -> ReadSettings:
+    """The first read's retrieval settings of the iterative program compiled at `compiled` (`load_compiled`:
+    ValueError naming the file when it is no such state)."""
+    program = make_program("iterative", index)
+    load_compiled(program, compiled)
+    return program.read_settings
 
 
 def evaluate_grounding_check(dataset: str, data: str | Path, index: str | Path | None = None, split_name: str = "dev",

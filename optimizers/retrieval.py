@@ -1,7 +1,9 @@
 """Retrieval-only evaluation of the search tools (no LM): text, semantic and hybrid search, "hops"
 (hybrid search, then the bridges and parts it leads to, `programs.hops`) and "long_text" (hybrid search
 over long documents' chunk summaries, then over the segments inside the chunks it picked; plain hybrid
-search where no document has chunks, as in passage sets).
+search where no document has chunks, as in passage sets), and "read": what the iterative program's
+first read searches at its retrieval settings (`programs.first_read`; the defaults', a hybrid search, or a
+compiled program's, `ferret eval --retrieval --compiled FILE`).
 
 The unit of relevance is the evidence page, (doc_id, page), when every evidence item of an example
 names a page (FinanceBench; the search is then restricted to the example's doc_id when it has one,
@@ -20,15 +22,21 @@ from pathlib import Path
 from ferret.corpus.tools import Corpus
 from ferret.optimizers.datasets import DATASETS, load_dataset, prepare_index, split
 from ferret.optimizers.metrics import text_gold
+from ferret.programs.first_read import ReadSettings, first_read
 from ferret.programs.hops import hop_search
 
-MODES = ("text", "semantic", "hybrid", "hops", "long_text")
+MODES = ("text", "semantic", "hybrid", "hops", "long_text", "read")
 GOLDS = ("text", "number")  # questions kept by the kind of their gold answer
 NDCG_AT, DEEP_AT = 10, 100
 SEARCH_DEPTH = 300  # segments retrieved per query, reduced to distinct units
 
 
-def search(corpus: Corpus, mode: str, query: str, top_k: int, doc_id: str | None = None) -> list[dict]:
+def search(corpus: Corpus, mode: str, query: str, top_k: int, doc_id: str | None = None,
+           settings: ReadSettings = ReadSettings()) -> list[dict]:
+    """The mode's hits; "read" is the iterative program's first read at `settings` (`programs.first_read`,
+    with no Router: the long-text route is taken for a question about one document)."""
+    if mode == "read":
+        return first_read(corpus, query, top_k, settings, doc_id=doc_id).hits
     if mode == "hops":
         return hop_search(corpus, query, top_k, doc_id=doc_id).hits
     if mode == "long_text":
@@ -68,9 +76,27 @@ def scores(ranked: list, gold: set, k: int) -> dict[str, float]:
             f"ndcg@{NDCG_AT}": ndcg(ranked, gold, NDCG_AT), f"recall@{DEEP_AT}": recall(ranked, gold, DEEP_AT)}
 
 
+def example_scores(corpus: Corpus, examples: list, hits, k: int = 5, query_from: str = "question") -> list[dict[str, float]]:
+    """The metrics (`scores`) of each of `examples` (each with evidence), of the hits that `hits(query,
+    doc_id)` gives for it: its question (or, `query_from` "evidence", its first evidence text), searched
+    inside its document where its evidence names pages and the index holds it."""
+    known, found = set(corpus.doc_ids), []
+    for example in examples:
+        pages = page_level(example.evidence)
+        query = example.question if query_from == "question" else example.evidence[0]["text"]
+        doc_id = example.get("doc_id") if pages and example.get("doc_id") in known else None
+        found.append(scores(ranked_units(hits(query, doc_id), pages), {unit(item, pages) for item in example.evidence}, k))
+    return found
+
+
+def averaged(found: list[dict[str, float]]) -> dict[str, float]:
+    """Each metric of `example_scores` averaged over the examples (rounded to 3 places)."""
+    return {name: round(sum(one[name] for one in found) / len(found), 3) for name in found[0]} if found else {}
+
+
 def evaluate_recall(dataset: str, data: str | Path, index_dir: str | Path, k: int = 5,
                     modes: tuple[str, ...] = MODES, query_from: str = "question", limit: int | None = None,
-                    gold: str | None = None, split_name: str = "all") -> dict:
+                    gold: str | None = None, split_name: str = "all", settings: ReadSettings = ReadSettings()) -> dict:
     """Ingest the dataset's documents (a no-op when already there) and measure, per search mode,
     recall@k, recall_all@k, recall_any@k, ndcg@10 and recall@100 (keys "<mode>_<metric>"), averaged
     over the examples of the split `split_name` ("train", "dev", "test" or "all": `datasets.split`) that
@@ -79,7 +105,7 @@ def evaluate_recall(dataset: str, data: str | Path, index_dir: str | Path, k: in
     query_from: "question", or "evidence" (the gold evidence text itself as the query: FinanceBench,
     or JSONL evidence that carries "text"). For "jsonl" nothing is ingested: the index must hold the
     documents already. gold: "text" or "number" keeps only the questions whose gold answer is of that
-    kind (`metrics.text_gold`).
+    kind (`metrics.text_gold`). settings: the first read's, of mode "read" (a compiled program's).
     """
     if dataset not in DATASETS:
         raise ValueError(f"unknown dataset {dataset!r}; retrieval recall supports {', '.join(DATASETS)}")
@@ -104,13 +130,7 @@ def evaluate_recall(dataset: str, data: str | Path, index_dir: str | Path, k: in
     if not examples:
         return result
     for mode in modes:
-        totals: dict[str, float] = {}
-        for example in examples:
-            pages = page_level(example.evidence)
-            query = example.question if query_from == "question" else example.evidence[0]["text"]
-            doc_id = example.get("doc_id") if pages and example.get("doc_id") in known else None
-            ranked = ranked_units(search(corpus, mode, query, SEARCH_DEPTH, doc_id), pages)
-            for name, value in scores(ranked, {unit(item, pages) for item in example.evidence}, k).items():
-                totals[name] = totals.get(name, 0.0) + value
-        result.update({f"{mode}_{name}": round(total / len(examples), 3) for name, total in totals.items()})
+        found = example_scores(corpus, examples, lambda query, doc_id: search(corpus, mode, query, SEARCH_DEPTH, doc_id,
+                                                                            settings), k, query_from)
+        result.update({f"{mode}_{name}": value for name, value in averaged(found).items()})
     return result

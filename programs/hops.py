@@ -40,7 +40,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ferret.corpus.tools import snippet
+from ferret.corpus.tools import HYBRID, snippet
 from ferret.corpus.words import STOPWORDS, stems, words
 
 BRIDGE_SOURCES = 3  # first-hop documents whose passages name the bridges
@@ -152,13 +152,15 @@ def linked(name: str, title: str) -> bool:
 
 
 def hop_search(corpus, question: str, top_k: int, bucket: str | None = None, doc_id: str | None = None,
-               filters: dict | str | None = None, context_chars: int = PASSAGE_CHARS) -> Hops:
+               filters: dict | str | None = None, context_chars: int = PASSAGE_CHARS,
+               lexical_weight: float = HYBRID) -> Hops:
     """The question's passages and those of the bridges and parts they lead to, fused (module rules),
-    every search a hybrid one in the same scope (bucket, document, filters) of the `corpus.tools.Corpus`;
-    each passage's text is `context_chars` around the words that found it (its bridge's, and the question's)."""
+    every search one of `corpus.tools.Corpus.search` at `lexical_weight` (hybrid by default) in the same
+    scope (bucket, document, filters); each passage's text is `context_chars` around the words that found
+    it (its bridge's, and the question's)."""
     def search(query: str, k: int) -> list[dict]:
-        return corpus.search_text(query, bucket=bucket, filters=filters, top_k=k, context_chars=PASSAGE_CHARS,
-                                  doc_id=doc_id, hybrid=True)
+        return corpus.search(query, lexical_weight, bucket=bucket, filters=filters, top_k=k,
+                             context_chars=PASSAGE_CHARS, doc_id=doc_id)
 
     first = search(question, max(top_k, FIRST_DEPTH))
     lists: list[tuple[float, str, list[dict]]] = [(1.0, "", first)]

@@ -17,7 +17,8 @@ question → table rung, no LM (`programs.table_rung`): a change, percentage cha
 → first rung, the cheapest read that can answer: the question's top hybrid passages (the one-call
   baseline's search; with `long_text`, for a question about one long document or on the Router's
   "long_text" route, the top passages inside the document's chunks that match best, and the best one's
-  summary's leading sentences: `Corpus.search_long_text`) read by one
+  summary's leading sentences: `Corpus.search_long_text`; with `hops_first`, the multi-hop search's
+  passages; every search at the program's `lexical_weight`: `programs.first_read`) read by one
   typed step (ReadPassages) that answers with the passages it used, a calculation computed in code,
   or says what is missing (`programs.passage_answer`). An answer whose citations and numbers verify,
   with nothing said missing, ends the question (Router + read: 2 calls).
@@ -67,11 +68,12 @@ from pathlib import Path
 import dspy
 from dspy.utils.exceptions import DSPyError
 
-from ferret.corpus.tools import Corpus
+from ferret.corpus.tools import HYBRID, Corpus, check_weight
 from ferret.programs.arithmetic import SUM_ASKED
 from ferret.programs.capabilities import Computed, capability_tools, computed_results
 from ferret.programs.comparison import compare
 from ferret.programs.confirm import confirmed
+from ferret.programs.first_read import ReadSettings, first_read
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
 from ferret.programs.hops import hop_needed, hop_search
 from ferret.programs.nearest_demos import NearestDemos
@@ -116,12 +118,13 @@ class IterativeRetriever(SavedSettings, dspy.Module):
     """
 
     SETTINGS = ("max_iterations", "top_k", "context_chars", "agent_steps", "row_limit", "read_k", "read_chars", "repairs",
-                "long_text", "demo_k")
+                "long_text", "demo_k", "lexical_weight", "hops_first")
 
     def __init__(self, corpus: Corpus | str | Path, max_iterations: int = 4, top_k: int = 4,
                  context_chars: int = 400, agent_steps: int = 1, row_limit: int = ROW_LIMIT,
                  read_k: int = 5, read_chars: int = 600, lms: dict[str, dspy.LM] | None = None,
-                 accept: str = GROUNDED, repairs: bool | None = None, long_text: bool = False, demo_k: int = 0):
+                 accept: str = GROUNDED, repairs: bool | None = None, long_text: bool = False, demo_k: int = 0,
+                 lexical_weight: float = HYBRID, hops_first: bool = False):
         """`read_k` passages of `read_chars` characters are the first rung's read (the one-call
         baseline's); `top_k` results of `context_chars` each step of the loop after it. `accept`: the
         lowest grounding (`programs.grounding`) an answer is stated with; a read grounded below it
@@ -134,12 +137,18 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         its dev 20 the program answered as many right with it and stated one wrong, docs/benchmarks.md), it
         is read as any other. `demo_k`: each read is shown the `demo_k` of its demos nearest to the question
         (`programs.nearest_demos`; a compile's pool, `ferret compile --optimizer knn`); 0 shows them all.
+        `lexical_weight` weighs BM25 against dense search in the reads' searches and the ladder's hybrid
+        rung (1 BM25 alone, 0 dense alone; `Corpus.search`); `hops_first`: the first read is shown the
+        multi-hop search's passages (`programs.first_read`). A settings compile chooses these three for a
+        corpus from its labeled evidence (`ferret compile --optimizer settings`).
         The settings but `lms` and `accept` are saved with the program's state (`SavedSettings`)."""
         super().__init__()
         self.corpus = load_corpus(corpus)
         self.accept = check_accept(accept)
         self.repairs = repairs
         self.long_text = long_text
+        self.lexical_weight = check_weight(lexical_weight)
+        self.hops_first = hops_first
         self.max_iterations = max_iterations
         self.top_k = top_k
         self.context_chars = context_chars
@@ -339,24 +348,23 @@ class IterativeRetriever(SavedSettings, dspy.Module):
                                               if summed else {})})
 
     def _question_hits(self, state: Run, route: str) -> tuple[list[dict], str]:
-        """The first rung's passages and its name: the question's top hybrid passages (the one-call
-        baseline's search, "read"); with `long_text`, for a question about one document or on the
-        long_text route, where a long document's chunks are in scope, the top passages inside the chunks
-        that match best, then the best one's summary's leading sentences ("long_text",
-        `Corpus.search_long_text`)."""
-        if self.long_text and (route == "long_text" or state.doc_id is not None):
-            found = self.corpus.search_long_text(state.question, bucket=state.bucket, top_k=self.read_k,
-                                                 context_chars=self.read_chars, doc_id=state.doc_id)
-            if found["chunks"]:
-                chunk = found["chunks"][0]
-                state.log("long_text", {"chunks": [{"chunk": hit["node_id"], "title": hit["section"], "pages": hit["pages"]}
-                                                   for hit in found["chunks"]], "doc_id": chunk["doc_id"]})
-                shown = " ".join(" ".join(hit["text"].split()) for hit in found["hits"])
-                summary = [hit for hit in self.corpus.summary_hits(chunk["node_id"], SUMMARY_SENTENCES)
-                           if hit["text"] not in shown]
-                return found["hits"] + summary, "long_text"
-        return self.corpus.search_text(state.question, bucket=state.bucket, top_k=self.read_k,
-                                       context_chars=self.read_chars, doc_id=state.doc_id, hybrid=True), "read"
+        """The first rung's passages and its name (`programs.first_read`, by the program's `read_settings`);
+        on the long_text route, the best chunk's summary's leading sentences after its passages."""
+        found = first_read(self.corpus, state.question, self.read_k, self.read_settings, route, state.bucket,
+                           state.doc_id, self.read_chars)
+        if not found.chunks:
+            return found.hits, found.rung
+        chunk = found.chunks[0]
+        state.log("long_text", {"chunks": [{"chunk": hit["node_id"], "title": hit["section"], "pages": hit["pages"]}
+                                           for hit in found.chunks], "doc_id": chunk["doc_id"]})
+        shown = " ".join(" ".join(hit["text"].split()) for hit in found.hits)
+        summary = [hit for hit in self.corpus.summary_hits(chunk["node_id"], SUMMARY_SENTENCES) if hit["text"] not in shown]
+        return found.hits + summary, found.rung
+
+    @property
+    def read_settings(self) -> ReadSettings:
+        """The first read's retrieval settings."""
+        return ReadSettings(self.lexical_weight, self.hops_first, self.long_text)
 
     def first_read_hits(self, question: str, doc_id: str | None = None, bucket: str | None = None) -> list[dict]:
         """What the first rung reads for a question on the hybrid route: its passages and the table rows it
@@ -374,7 +382,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         bridges they name and of the parts a comparison joins; [] when they hold no passage the first
         rung did not already read."""
         hops = hop_search(self.corpus, state.question, self.read_k, bucket=state.bucket, doc_id=state.doc_id,
-                          context_chars=self.read_chars)
+                          context_chars=self.read_chars, lexical_weight=self.lexical_weight)
         new = {hit["node_id"] for hit in hops.hits} - {hit["node_id"] for hit in state.read_hits}
         state.log("hops", {"why": why or "the first read did not answer", "bridges": hops.bridges, "parts": hops.parts,
                            "passages": [{"doc_id": h["doc_id"], "page": h["page"], "via": h["via"]} for h in hops.hits],
@@ -545,9 +553,9 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             elif strategy.method == "select":
                 return "No search was run: read the section index and fetch the section likely to hold the item.", [], []
             else:
-                search = corpus.search_semantic if strategy.method == "semantic" else corpus.search_text
-                hits = search(query, bucket=bucket, filters=filters, top_k=self.top_k,
-                              context_chars=self.context_chars, doc_id=scope_doc, hybrid=strategy.method == "hybrid")
+                weight = {"text": 1.0, "semantic": 0.0}.get(strategy.method, self.lexical_weight)
+                hits = corpus.search(query, weight, bucket=bucket, filters=filters, top_k=self.top_k,
+                                     context_chars=self.context_chars, doc_id=scope_doc)
         except ValueError as error:  # e.g. a filter on a field the bucket does not have
             return f"The search failed: {error}", [], []
         anchors = [(hit.get("node_id") or hit.get("annotation_id"), hit["score"]) for hit in hits]

@@ -26,6 +26,7 @@ def add_commands(commands) -> None:
     chat = commands.add_parser("chat", help="a conversation: follow-ups, clarifications answered, sessions that persist")
     chat.add_argument("--index", default=DEFAULT_INDEX)
     program_options(chat)
+    chat.add_argument("--compiled", help="a compiled program's JSON state to load (its prompts and settings)")
     iterations_option(chat)
     chat.add_argument("--session", help="resume this session (ids: ferret chat --list)")
     chat.add_argument("--list", action="store_true", help="list the index's sessions")
@@ -74,6 +75,7 @@ def _ask(args) -> int:
 def _chat(args) -> int:
     from ferret.corpus.tools import Corpus
     from ferret.cli.chat import chat, list_sessions
+    from ferret.programs import load_compiled
     from ferret.programs.conversation import Conversation
     from ferret.programs.lm import answering, make_lm
     from ferret.programs.sessions import SessionStore
@@ -87,6 +89,8 @@ def _chat(args) -> int:
         store.check(args.session)  # before the model loads
     conversation = Conversation(corpus, args.program, session=args.session or True, max_iterations=args.max_iterations,
                                 repairs=args.repairs)
+    if args.compiled:
+        load_compiled(conversation.program, args.compiled, max_iterations=args.max_iterations, repairs=args.repairs)
     with answering(make_lm(args.lm)):
         chat(conversation, track=not args.no_track)
     return 0

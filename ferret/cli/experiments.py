@@ -25,7 +25,8 @@ def add_commands(commands) -> None:
     ray_options(evaluate, "answer the questions on Ray workers")
     evaluate.add_argument("--retrieval", action="store_true",
                           help="retrieval only, no LM: recall@5, nDCG@10, recall@100 of text, semantic, hybrid search, "
-                               "hops and long_text (summaries, then the segments of the chunks they pick)")
+                               "hops, long_text (summaries, then the segments of the chunks they pick) and read (the "
+                               "program's first read: --compiled's retrieval settings, else the defaults')")
     evaluate.add_argument("--grounding", action="store_true",
                           help="grounding only, no LM: how often the gold answer grounds on its gold pages, and a wrong "
                                "value printed there does")
@@ -40,8 +41,9 @@ def add_commands(commands) -> None:
     compile_ = commands.add_parser("compile", help="optimize a program's instructions and demos with a DSPy optimizer, "
                                    "track it in MLflow, save it as JSON")
     dataset_options(compile_, "financebench, hotpotqa, tatqa, sample, or jsonl (your own)")
-    compile_.add_argument("--optimizer", required=True,
-                          choices=["bootstrap", "random-search", "mipro", "gepa", "simba", "labeled", "knn"])
+    compile_.add_argument("--optimizer", required=True, type=optimizer_steps_type,
+                          help="bootstrap, random-search, mipro, gepa, simba, labeled, knn; settings (the retrieval "
+                          "settings from the train questions' evidence, no LM); or settings,OPTIMIZER (both, in order)")
     compile_.add_argument("--prompt-lm", help="LM proposing instructions (mipro) and advice (simba); default --lm")
     compile_.add_argument("--reflection-lm", help="LM reflecting on failures (gepa); default --lm")
     compile_.add_argument("--teacher-lm", help="LM running the train questions whose traces become demos "
@@ -76,6 +78,19 @@ def add_commands(commands) -> None:
     ui.set_defaults(run=_ui)
 
 
+def optimizer_steps_type(value: str) -> str:
+    """argparse's check of --optimizer (`optimizers.compile.optimizer_steps`)."""
+    import argparse
+
+    from ferret.optimizers.compile import optimizer_steps
+
+    try:
+        optimizer_steps(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return value
+
+
 def _eval(args) -> int:
     from ferret.optimizers.evaluate import evaluate, evaluate_grounding_check, evaluate_search
 
@@ -84,7 +99,8 @@ def _eval(args) -> int:
         with sigterm_as_interrupt():
             if args.retrieval:
                 summary = evaluate_search(args.dataset, args.data, args.index, args.limit, args.query_from,
-                                          track=not args.no_track, gold=args.gold, split_name=split)
+                                          track=not args.no_track, gold=args.gold, split_name=split,
+                                          compiled=args.compiled)
             elif args.grounding:
                 summary = evaluate_grounding_check(args.dataset, args.data, args.index, split, args.limit,
                                                    track=not args.no_track)
@@ -133,8 +149,12 @@ def _compile(args) -> int:
     except KeyboardInterrupt as interrupt:  # the run is marked KILLED
         print(f"ferret: {interrupt or 'compile interrupted'}", file=sys.stderr)
         return 130
-    print("\n".join(f"{key:<24} {value}" for key, value in result.items()))
-    if result["before_run_id"]:
+    print("\n".join(f"{key:<24} {value}" for key, value in result.items() if key != "trials"))
+    for trial in result.get("trials", []):  # a settings compile's, one line each
+        print(f"  trial  {trial['lexical_weight']:<5g} hops_first={trial['hops_first']!s:<5} "
+              f"long_text={trial['long_text']!s:<5} recall@5 {trial['recall@5']:.3f}  "
+              f"recall_all@5 {trial['recall_all@5']:.3f}  {trial['seconds']:.1f} s")
+    if result.get("before_run_id"):
         print(f"uncompiled vs compiled: ferret runs compare {result['before_run_id']} {result['after_run_id']}")
     if args.json:
         print(json.dumps(result))

@@ -193,6 +193,31 @@ def test_a_knn_compile_saves_a_pool_of_labeled_demos_and_shows_each_read_the_nea
     assert loaded.demo_k == 1 and {demo["question"] for demo in loaded.read.predict.demos} == pool
 
 
+def test_settings_then_a_prompt_optimizer_compiles_the_demos_on_the_settings_that_ship(scripted, tmp_path,
+                                                                                       monkeypatch):
+    """`--optimizer settings,knn`: the settings search runs first (no LM) and the program it saves, before
+    the demos, is what the prompt compile is scored against; the output holds both."""
+    qa, corpus, _, engine = scripted
+    engine.script["read"] = [read]
+    scored = []
+    evaluate = ferret.optimizers.compile.evaluate
+
+    def recorded(*args, **kwargs):
+        scored.append(args[5])  # (dataset, data, index, program, lm, compiled, ...)
+        return evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(ferret.optimizers.compile, "evaluate", recorded)
+    out = tmp_path / "both.json"
+    result = compile_program("jsonl", qa, "settings,knn", index=corpus.store.dir, out=out, track=False)
+    base = tmp_path / "both.settings.json"
+    assert result["optimizer"] == "settings,knn" and scored == [base, out]
+    saved = json.loads(out.read_text())["settings"]
+    assert {key: saved[key] for key in result["settings"]} == result["settings"] == \
+        {key: json.loads(base.read_text())["settings"][key] for key in result["settings"]}
+    assert saved["demo_k"] == 1 and saved_state(base)["read.predict"]["demos"] == []
+    assert result["score_after"] == 1.0
+
+
 @pytest.mark.parametrize("holdout, kept", [(2, "compiled"), (1, "uncompiled")])
 def test_a_compile_with_a_holdout_saves_the_compiled_program_only_when_it_scores_higher_on_the_held_out_questions(
         scripted, tmp_path, holdout, kept):
