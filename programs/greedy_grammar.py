@@ -13,9 +13,11 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
-from llama_cpp import Llama, LlamaGrammar
+from llama_cpp import LlamaGrammar
 from llama_cpp import llama_cpp as capi
 from llama_cpp._internals import LlamaContext, LlamaModel, LlamaSampler
+
+from ferret.programs.prefix_cache import PrefixCachedLlama
 
 _TOKEN = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
 
@@ -52,9 +54,10 @@ class GrammarCheckedGreedy:
         self._grammar.close()
 
 
-class GrammarGreedyLlama(Llama):
+class GrammarGreedyLlama(PrefixCachedLlama):
     """llama_cpp.Llama whose greedy decoding under a grammar uses `GrammarCheckedGreedy`; any other
-    sampling (temperature, penalties, logits processors) is the stock chain."""
+    sampling (temperature, penalties, logits processors) is the stock chain. Each call starts from the
+    longest cached prompt prefix (`programs.prefix_cache`)."""
 
     def _init_sampler(self, *args, **kwargs):
         neutral = (kwargs.get("temp") == 0.0 and kwargs.get("repeat_penalty", 1.0) == 1.0

@@ -44,6 +44,7 @@ LOCAL_MAX_TOKENS = 512
 # ChainOfThought's reasoning, and plain `str` outputs), so a ramble ends as valid JSON, not at the cap.
 GRAMMAR_MAX_CHARS = 400
 GRAMMAR_MAX_ITEMS = 5
+PREFIX_CACHE_MB = 512  # the prompts' cached KV states (`programs.prefix_cache`): some 40 prompts of 1,000 tokens
 _COPY_BUFFER = 8 * 1024 * 1024
 _load_lock = threading.Lock()
 
@@ -224,8 +225,9 @@ def _sampling(request: Request) -> dict[str, Any]:
     return {key: value for key, value in options.items() if value is not None}
 
 
-def _response(completion: dict[str, Any], model: str) -> Response:
-    """A canonical Response (text, finish reason, token usage) from a llama.cpp chat completion."""
+def _response(completion: dict[str, Any], model: str, cached: int | None = None) -> Response:
+    """A canonical Response (text, finish reason, token usage: `cached` prompt tokens not computed anew,
+    as cache_read_tokens) from a llama.cpp chat completion."""
     choice = completion["choices"][0]
     usage = completion.get("usage") or {}
     finish = "length" if choice.get("finish_reason") == "length" else "stop"
@@ -234,7 +236,8 @@ def _response(completion: dict[str, Any], model: str) -> Response:
         model=model,
         message=Message.assistant([TextPart(choice["message"].get("content") or "")]),
         finish_reason=finish,
-        usage=Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens")),
+        usage=Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"),
+                    cache_read_tokens=cached),
     )
 
 
@@ -250,13 +253,17 @@ class LlamaCppEngine:
     supports_response_schema = True
     supported_params = frozenset({"temperature", "max_tokens", "top_p", "seed", "stop", "response_format"})
 
-    def __init__(self, model_path: str | None = None, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None):
+    def __init__(self, model_path: str | None = None, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
+                 prefix_cache_mb: int = PREFIX_CACHE_MB):
         """`model_path` None means the embedded default model, assembled on first use; `n_threads` None
         means one thread per core this process may run on (so `taskset -c 0 ferret eval ...` and
-        `taskset -c 1 ...` run two evaluations side by side without contending for a core)."""
+        `taskset -c 1 ...` run two evaluations side by side without contending for a core).
+        `prefix_cache_mb`: the memory the prompts' cached KV states may take (`programs.prefix_cache`;
+        0 keeps none)."""
         self.model_path = model_path
         self.n_ctx = n_ctx
         self.n_threads = n_threads
+        self.prefix_cache_mb = prefix_cache_mb
         self._llama = None
         self._lock = threading.Lock()
 
@@ -272,7 +279,7 @@ class LlamaCppEngine:
                     model_path=str(self.model_path or model_path()),
                     n_ctx=self.n_ctx,
                     n_threads=self.n_threads or len(os.sched_getaffinity(0)),
-                    verbose=False,
+                    verbose=False, prefix_cache_mb=self.prefix_cache_mb,
                 )
         return self._llama
 
@@ -286,7 +293,8 @@ class LlamaCppEngine:
             completion = llama.create_chat_completion(
                 messages=messages, grammar=_grammar(request.config.response_format), **sampling
             )
-        return _response(completion, request.model)
+            cached = llama.last_call.get("cached_tokens")
+        return _response(completion, request.model, cached)
 
     def stream(self, request: Request):
         """The completed response as stream events (llama.cpp output is not streamed incrementally)."""
@@ -301,7 +309,8 @@ class LlamaCppEngine:
 
     def dump_state(self) -> dict[str, Any]:
         """JSON-serializable configuration; the model itself is never saved."""
-        return {"model_path": self.model_path, "n_ctx": self.n_ctx, "n_threads": self.n_threads}
+        return {"model_path": self.model_path, "n_ctx": self.n_ctx, "n_threads": self.n_threads,
+                "prefix_cache_mb": self.prefix_cache_mb}
 
     @classmethod
     def load_state(cls, state: dict[str, Any]) -> LlamaCppEngine:
@@ -314,12 +323,12 @@ _engines_lock = threading.Lock()
 
 
 def shared_engine(model_path: str | None = None, n_ctx: int = DEFAULT_N_CTX,
-                  n_threads: int | None = None) -> LlamaCppEngine:
+                  n_threads: int | None = None, prefix_cache_mb: int = PREFIX_CACHE_MB) -> LlamaCppEngine:
     """One engine per configuration per process, so a model is loaded once."""
-    key = (model_path, n_ctx, n_threads)
+    key = (model_path, n_ctx, n_threads, prefix_cache_mb)
     with _engines_lock:
         if key not in _engines:
-            _engines[key] = LlamaCppEngine(model_path, n_ctx, n_threads)
+            _engines[key] = LlamaCppEngine(model_path, n_ctx, n_threads, prefix_cache_mb)
         return _engines[key]
 
 
