@@ -1,14 +1,20 @@
-"""`ferret bench lm`: the embedded model's decoding speed on the iterative program's own requests.
+"""`ferret bench lm`: the embedded model's speed on the iterative program's own requests.
 
 The program answers the first sample questions once while every request to the engine is recorded.
-The requests are then replayed twice, in the same order (so llama.cpp's reuse of the previous
-prompt's prefix is the same in both): with `GrammarCheckedGreedy` (the engine's sampler) and with
-llama-cpp-python's stock sampler chain. Both replays are timed and their texts compared.
+The requests are then replayed, in the same order, on two fresh engines: without the prompt prefix cache
+(llama-cpp-python reusing only the previous prompt's prefix) and with it (`programs.prefix_cache`). For
+each, per step (the predictor whose output fields the request asks for): calls, prompt tokens, cached
+tokens (restored or reused, not computed), output tokens, prefill seconds (to the first token) and
+decode seconds (the rest); the machine's rates (prompt tokens computed a second, output tokens a second,
+over the replay without the cache) and the limit they set for the replay with it (its computed prompt
+tokens and its output tokens at those rates); and how many texts the two replays share.
 """
 from __future__ import annotations
 
+import re
 import time
-from contextlib import contextmanager, nullcontext
+from collections import defaultdict
+from contextlib import contextmanager
 from pathlib import Path
 
 from dspy.lm15 import Request
@@ -19,31 +25,56 @@ from ferret.programs.iterative import IterativeRetriever
 from ferret.programs.lm import LlamaCppEngine, answering, make_lm
 from ferret.paths import SAMPLE
 
+FIGURES = ("prompt_tokens", "cached_tokens", "output_tokens", "prefill_seconds", "decode_seconds")
+_OUTPUTS = re.compile(r"Your output fields are:\n(.*?)\nAll interactions", re.S)
+_FIELD = re.compile(r"^\d+\. `(\w+)`", re.M)
+
 
 def bench_lm(index: str | Path, questions: int = 1) -> dict:
-    """Record the requests of `questions` sample questions, replay them with both samplers, and report
-    tokens, seconds and output tokens per second for each, and how many texts are identical."""
+    """Record the requests of `questions` sample questions and replay them without and with the prefix
+    cache (module rules)."""
     examples, files = load_dataset("sample", SAMPLE)
     prepare_index(files, Path(index))
     lm = make_lm("local")
     engine: LlamaCppEngine = lm.engine
+    program = IterativeRetriever(Corpus(index))
     with recording(engine) as requests, answering(lm):
-        program = IterativeRetriever(Corpus(index))
         for example in examples[:questions]:
             program(question=example.question, doc_id=example.get("doc_id"))
-    result = {"questions": questions, "requests": len(requests)}
+    steps = {frozenset(predictor.signature.output_fields): name for name, predictor in program.named_predictors()}
+    names = [steps.get(frozenset(_FIELD.findall(match.group(1))) if (match := _OUTPUTS.search(
+        request.system if isinstance(request.system, str) else "")) else frozenset(), "other")
+        for request in requests]
+    result: dict = {"questions": questions, "requests": len(requests)}
     texts = {}
-    for sampler in ("grammar_checked", "stock"):
-        with stock_sampler(engine) if sampler == "stock" else nullcontext():
-            start, replies = time.perf_counter(), [engine.complete(request) for request in requests]
-        seconds = time.perf_counter() - start
-        output = sum(reply.usage.output_tokens or 0 for reply in replies)
-        texts[sampler] = [reply.text for reply in replies]
-        result[sampler] = {"input_tokens": sum(reply.usage.input_tokens or 0 for reply in replies),
-                           "output_tokens": output, "seconds": round(seconds, 2),
-                           "output_tokens_per_second": round(output / seconds, 2)}
-    result["identical_texts"] = sum(a == b for a, b in zip(texts["grammar_checked"], texts["stock"]))
-    result["speedup"] = round(result["stock"]["seconds"] / result["grammar_checked"]["seconds"], 2)
+    for label, megabytes in (("uncached", 0), ("cached", engine.prefix_cache_mb)):
+        replay = LlamaCppEngine(engine.model_path, engine.n_ctx, engine.n_threads, megabytes)
+        llama, calls, texts[label] = replay._load(), [], []
+        started = time.perf_counter()
+        for request in requests:
+            texts[label].append(replay.complete(request).text)
+            calls.append(dict(llama.last_call))
+        seconds = time.perf_counter() - started
+        replay.close()
+        by_step: dict[str, dict] = defaultdict(lambda: dict.fromkeys(("calls", *FIGURES), 0))
+        for name, call in zip(names, calls):
+            by_step[name]["calls"] += 1
+            for figure in FIGURES:
+                by_step[name][figure] += call[figure]
+        total = {figure: round(sum(call[figure] for call in calls), 2) for figure in FIGURES}
+        result[label] = {"seconds": round(seconds, 2), **total,
+                         "steps": {name: {key: round(value, 2) for key, value in figures.items()}
+                                   for name, figures in by_step.items()}}
+    plain = result["uncached"]
+    rates = {"prefill_tokens_per_second": (plain["prompt_tokens"] - plain["cached_tokens"]) / plain["prefill_seconds"],
+             "decode_tokens_per_second": plain["output_tokens"] / plain["decode_seconds"]}
+    cached = result["cached"]
+    limit = ((cached["prompt_tokens"] - cached["cached_tokens"]) / rates["prefill_tokens_per_second"]
+             + cached["output_tokens"] / rates["decode_tokens_per_second"])
+    result.update({key: round(value, 2) for key, value in rates.items()})
+    result.update({"limit_seconds": round(limit, 2), "cached_over_limit": round(cached["seconds"] / limit, 2),
+                   "speedup": round(plain["seconds"] / cached["seconds"], 2),
+                   "identical_texts": sum(a == b for a, b in zip(texts["uncached"], texts["cached"]))})
     return result
 
 
@@ -62,16 +93,3 @@ def recording(engine: LlamaCppEngine):
         yield requests
     finally:
         del engine.complete
-
-
-@contextmanager
-def stock_sampler(engine: LlamaCppEngine):
-    """The engine's model decoding with llama-cpp-python's stock sampler chain."""
-    from llama_cpp import Llama
-
-    llama = engine._load()
-    llama._init_sampler = lambda **options: Llama._init_sampler(llama, **options)
-    try:
-        yield
-    finally:
-        llama.__dict__.pop("_init_sampler", None)

@@ -4,8 +4,8 @@ llama-cpp-python's sampler chain runs the grammar over the whole vocabulary (152
 at every step, then takes the best token left. The best token overall is usually allowed: when it
 is, it is also the best allowed token, so checking it alone gives the same token (llama.cpp's own
 common sampler does this). Only when it is rejected does the grammar filter the whole vocabulary.
-The output is token for token what the stock chain produces. `ferret bench lm` on the first sample
-question's 5 requests (5,611 prompt and 996 output tokens, two cores): 70.7 s against 97.7 s for the
+The output is token for token what the stock chain produces (a test in test_lm.py). `ferret bench lm`
+at 2e1c094 on the first sample question's 5 requests (5,611 prompt and 996 output tokens, two cores): 70.7 s against 97.7 s for the
 stock chain, 1.38x, all 5 texts identical.
 """
 from __future__ import annotations

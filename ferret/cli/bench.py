@@ -41,7 +41,7 @@ def add_commands(commands) -> None:
     bench_search.add_argument("--index", default=DEFAULT_INDEX)
     bench_search.add_argument("--n", type=count(1, MAX_QUESTIONS), default=200, help="calls per tool")
     bench_search.add_argument("--json", action="store_true")
-    bench_lm = targets.add_parser("lm", help="the embedded model's decoding speed on the program's requests")
+    bench_lm = targets.add_parser("lm", help="the embedded model's speed on the program's requests, without and with the prompt prefix cache")
     bench_lm.add_argument("--index", help="the sample corpus index (default runs/indexes/sample; ingested if new)")
     bench_lm.add_argument("--questions", type=count(1, MAX_QUESTIONS), default=1, help="sample questions whose requests are replayed")
     bench_lm.add_argument("--json", action="store_true")

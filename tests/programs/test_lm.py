@@ -5,6 +5,7 @@ import hashlib
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
@@ -243,11 +244,24 @@ def test_grammar_ends_an_open_string_as_valid_json(local_lm):
     assert response.finish_reason == "stop"
 
 
+@contextmanager
+def stock_sampler(engine):
+    """The engine's model decoding with llama-cpp-python's stock sampler chain."""
+    from llama_cpp import Llama
+
+    llama = engine._load()
+    llama._init_sampler = lambda **options: Llama._init_sampler(llama, **options)
+    try:
+        yield
+    finally:
+        llama.__dict__.pop("_init_sampler", None)
+
+
 def test_greedy_under_a_grammar_gives_the_stock_samplers_tokens(local_lm, monkeypatch):
     """The grammar is checked against the greedy token first; where it rejects it (the bound below
     forces the string closed) the whole vocabulary is filtered. Either way the tokens are those of
-    llama-cpp-python's own chain, which `ferret bench lm` swaps in the same way."""
-    from ferret.optimizers.bench import recording, stock_sampler
+    llama-cpp-python's own chain, swapped in for the engine's model (`stock_sampler`)."""
+    from ferret.optimizers.bench import recording
     from ferret.programs.greedy_grammar import GrammarCheckedGreedy
 
     schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12},
@@ -300,7 +314,8 @@ def test_save_and_load_restore_a_working_engine(local_lm, tmp_path):
     text = path.read_text()
     state = json.loads(text)
     assert state["lm"]["engine"] == {"class": "ferret.programs.lm:LlamaCppEngine",
-                                     "state": {"model_path": None, "n_ctx": 8192, "n_threads": None}}
+                                     "state": {"model_path": None, "n_ctx": 8192, "n_threads": None,
+                                               "prefix_cache_mb": 512}}
     assert "gASV" not in text and "gAWV" not in text  # no base64 pickle (protocol 4/5 header)
     assert [p.name for p in tmp_path.iterdir()] == ["p.json"]
 
@@ -309,3 +324,28 @@ def test_save_and_load_restore_a_working_engine(local_lm, tmp_path):
     assert fresh.lm.engine is local_lm.engine
     with dspy.context(adapter=dspy.JSONAdapter()):
         assert fresh(a=4, b=4).number == 8
+
+
+def test_a_prompt_starts_from_the_longest_cached_prefix_and_gives_the_same_text(local_lm):
+    """Two prompts share a long system prompt; a third prompt in between shares nothing with them, so
+    llama-cpp-python's own reuse (of the call just before) spares nothing: the cache does, and the text
+    is the one computed whole."""
+    from ferret.programs.lm import LlamaCppEngine
+
+    system = "You read passages and answer in one word. " + " ".join(f"Rule {i}: be brief." for i in range(40))
+
+    def asked(question: str, system: str = system) -> Request:
+        return Request(model=LOCAL_MODEL, system=system, messages=(Message.user(question),),
+                       config=Config(max_tokens=8, temperature=0.0))
+
+    cached = LlamaCppEngine(local_lm.engine.model_path)
+    cached.complete(asked("What colour is the sky?"))
+    cached.complete(asked("Name a fruit.", system="Answer."))
+    llama = cached._load()
+    text = cached.complete(asked("What colour is grass?"))
+    assert llama.last_call["cached_tokens"] > 200 and text.usage.cache_read_tokens == llama.last_call["cached_tokens"]
+    whole = LlamaCppEngine(local_lm.engine.model_path, prefix_cache_mb=0)
+    assert whole.complete(asked("What colour is grass?")).text == text.text
+    assert whole._load().last_call["cached_tokens"] == 0
+    cached.close()
+    whole.close()
