@@ -246,7 +246,7 @@ def compile_program(dataset: str, data: str | Path, optimizer: str, index: str |
         student, base, chosen = make_program(program, Corpus(index), repairs=repairs), None, {}
         if settings_first:  # the prompts are compiled, and judged, on the settings that will ship
             choice = search_settings(student.corpus, trainset, held)
-            apply_settings(student, choice.settings)
+            student.read_settings = choice.settings
             base = out.with_name(f"{out.stem}.settings.json")
             save_program(student, base)
             chosen = {"settings": asdict(choice.settings), "settings_kept": choice.kept}
@@ -341,7 +341,7 @@ def compile_settings(dataset: str, data: str | Path, index: str | Path | None = 
                     mlflow.log_metrics({metric_name(key): value for key, value in trial.scores.items()})
 
         choice = search_settings(student.corpus, trainset, held, on_trial=logged)
-        apply_settings(student, choice.settings)
+        student.read_settings = choice.settings
         save_program(student, out)
         before, after = (settings_score(student.corpus, valset, settings) for settings in (ReadSettings(), choice.settings))
         guard = {f"holdout_{which}": scores[OBJECTIVE[0]] for which, scores in choice.holdout.items()}
@@ -360,12 +360,6 @@ def compile_settings(dataset: str, data: str | Path, index: str | Path | None = 
             "dev_before": before, "dev_after": after, "trials": [trial.as_dict() for trial in choice.trials],
             "compiled_path": str(out), "mlflow_run_id": parent.info.run_id if parent else None,
             "seconds": round(time.perf_counter() - started, 2)}
-
-
-def apply_settings(program: dspy.Module, settings: ReadSettings) -> None:
-    """`program` reads with `settings` (saved with its state)."""
-    program.lexical_weight, program.hops_first, program.long_text = (settings.lexical_weight, settings.hops_first,
-                                                                     settings.long_text)
 
 
 def _examples(dataset: str, data: str | Path, train: int | None, val: int | None,

@@ -366,6 +366,11 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         """The first read's retrieval settings."""
         return ReadSettings(self.lexical_weight, self.hops_first, self.long_text)
 
+    @read_settings.setter
+    def read_settings(self, settings: ReadSettings) -> None:
+        self.lexical_weight, self.hops_first, self.long_text = (check_weight(settings.lexical_weight),
+                                                                settings.hops_first, settings.long_text)
+
     def first_read_hits(self, question: str, doc_id: str | None = None, bucket: str | None = None) -> list[dict]:
         """What the first rung reads for a question on the hybrid route: its passages and the table rows it
         names (labeled demos of the read are built from them, `optimizers.gold_demos`)."""
