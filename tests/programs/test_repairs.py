@@ -87,7 +87,7 @@ def test_the_programs_settings_are_saved_with_the_compiled_state_and_loaded_with
     saved = json.loads((tmp_path / "iterative.json").read_text())
     assert saved["settings"] == {"max_iterations": 2, "top_k": 6, "context_chars": 400, "agent_steps": 1,
                                  "row_limit": compiled.row_limit, "read_k": 3, "read_chars": 600, "repairs": False,
-                                 "long_text": False, "demo_k": 0}
+                                 "long_text": False, "demo_k": 0, "lexical_weight": 0.5, "hops_first": False}
     fresh = make_program("iterative", small_corpus)
     load_compiled(fresh, tmp_path / "iterative.json")
     assert (fresh.max_iterations, fresh.read_k, fresh.top_k, fresh.repairs) == (2, 3, 6, False)
