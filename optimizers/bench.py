@@ -11,7 +11,6 @@ tokens and its output tokens at those rates); and how many texts the two replays
 """
 from __future__ import annotations
 
-import re
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -21,13 +20,12 @@ from dspy.lm15 import Request
 
 from ferret.corpus.tools import Corpus
 from ferret.optimizers.datasets import load_dataset, prepare_index
+from ferret.programs.code_engine import output_fields
 from ferret.programs.iterative import IterativeRetriever
 from ferret.programs.lm import LlamaCppEngine, answering, make_lm
 from ferret.paths import SAMPLE
 
 FIGURES = ("prompt_tokens", "cached_tokens", "output_tokens", "prefill_seconds", "decode_seconds")
-_OUTPUTS = re.compile(r"Your output fields are:\n(.*?)\nAll interactions", re.S)
-_FIELD = re.compile(r"^\d+\. `(\w+)`", re.M)
 
 
 def bench_lm(index: str | Path, questions: int = 1) -> dict:
@@ -42,9 +40,7 @@ def bench_lm(index: str | Path, questions: int = 1) -> dict:
         for example in examples[:questions]:
             program(question=example.question, doc_id=example.get("doc_id"))
     steps = {frozenset(predictor.signature.output_fields): name for name, predictor in program.named_predictors()}
-    names = [steps.get(frozenset(_FIELD.findall(match.group(1))) if (match := _OUTPUTS.search(
-        request.system if isinstance(request.system, str) else "")) else frozenset(), "other")
-        for request in requests]
+    names = [steps.get(frozenset(output_fields(request)), "other") for request in requests]
     result: dict = {"questions": questions, "requests": len(requests)}
     texts = {}
     for label, megabytes in (("uncached", 0), ("cached", engine.prefix_cache_mb)):

@@ -28,6 +28,7 @@ from ferret.optimizers.datasets import load_dataset, prepare_index, split
 from ferret.optimizers.metrics import CHAT_METRICS, METRICS, make_judge_metric
 from ferret.optimizers.grounding_check import evaluate_grounding
 from ferret.optimizers.retrieval import evaluate_recall
+from ferret.optimizers.scripted_readers import ReaderEngine, reader_lm, reader_summary, reading
 from ferret.optimizers.tracking import (STATUS_COUNTS, git_commit, metric_name, plot_risk_coverage, plot_runs, recent_runs, run_summaries,
                                         runs_dir, use_experiment)
 from ferret.programs import load_compiled, make_program
@@ -64,6 +65,7 @@ class Setup:
     accept: str = "grounded"
     repairs: bool | None = None
     long_text: bool | None = None
+    reader: str | None = None
 
     def build(self, threads: int | None = None) -> tuple[dspy.Module, dspy.LM, dict[str, Callable]]:
         """The program, its LM (an in-process model decoding on `threads` threads) and the metrics."""
@@ -77,7 +79,7 @@ class Setup:
         judged = self.judge_lm and not self.conversational
         metrics = dict(CHAT_METRICS if self.conversational else METRICS,
                        **({"accuracy": make_judge_metric(make_lm(self.judge_lm))} if judged else {}))
-        return module, make_lm(self.lm, threads=threads), metrics
+        return module, reader_lm(self.reader) if self.reader else make_lm(self.lm, threads=threads), metrics
 
 
 def program_settings(module: dspy.Module, lm: dspy.LM) -> dict:
@@ -103,14 +105,16 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
              judge_lm: str | None = None, progress: bool = False, track: bool = True,
              ray: str | None = None, workers: int | None = None, accept: str = "grounded",
              repairs: bool | None = None, on_row: Callable[[dict], None] | None = None,
-             long_text: bool | None = None) -> dict:
+             long_text: bool | None = None, reader: str | None = None) -> dict:
     """Evaluate `program` on the dataset's `split_name` questions; returns the summary (with the MLflow
     run id when tracked). `accept`: the lowest grounding the program states an answer with; `repairs`:
     the small-model repairs (`programs.repairs`; None: on for the embedded models); `long_text`: the
     iterative program's long-text first read (None: its default); `on_row` is
     called with each question's row as it is done (the demo prints it). The dataset's documents are ingested into `index` first (a no-op when
     already there). `ray`: answer the questions on `workers` Ray workers, of a local Ray started on
-    this machine ("local") or of the cluster at that address (optimizers/distributed.py)."""
+    this machine ("local") or of the cluster at that address (optimizers/distributed.py). `reader`: every LM
+    step answered by a scripted reader instead of `lm` ("oracle" or "wrong", `optimizers.scripted_readers`),
+    and the summary adds its bounds (`reader_summary`)."""
     examples, files = load_dataset(dataset, data)
     if not any(str(example.answer).strip() for example in examples):
         raise ValueError(f"{dataset} has no gold answers: it is retrieval-only (use `ferret eval --retrieval`)")
@@ -118,6 +122,8 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
     if not chosen:
         raise ValueError(f"no questions in split {split_name!r} of {dataset}")
     check_ray_options(ray, workers, threads)
+    if reader and (lm or ray or dataset in CONVERSATIONS):
+        raise ValueError("--reader answers every LM step itself: it goes without --lm and --ray, on questions asked one by one")
     conversational = dataset in CONVERSATIONS
     if ray and conversational:
         raise ValueError(f"{dataset} is asked turn by turn, each turn after the one before: it cannot run on Ray")
@@ -125,13 +131,13 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
     prepare_index(files, index)
     # absolute paths: a Ray worker on another node does not start in this directory
     setup = Setup(program, str(index.resolve()), anywhere(lm), str(Path(compiled).resolve()) if compiled else None,
-                  max_iterations, anywhere(judge_lm), conversational, accept, repairs, long_text)
+                  max_iterations, anywhere(judge_lm), conversational, accept, repairs, long_text, reader)
     module, model, metrics = setup.build()
     params = {"dataset": dataset, "data": str(data), "index": str(index), "program": program, "lm": model.model,
               "compiled": str(compiled or ""), "compiled_sha256": _sha256(compiled) if compiled else "",
               "split": split_name, "limit": limit or "", "threads": threads, "judge_lm": judge_lm or "",
               "ray": ray or "", "workers": workers or "", "git_commit": git_commit(),
-              "accept": accept, **program_settings(module, model)}
+              "accept": accept, "reader": reader or "", **program_settings(module, model)}
     if judge_lm:
         from ferret.signatures.judge import JUDGE_PROMPT_VERSION
 
@@ -161,7 +167,16 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
 
 
 def answer_row(module: dspy.Module, lm: dspy.LM, example: dspy.Example, metrics: dict[str, Callable]) -> dict:
-    """The question's row: its scores, cost and outcome, plus the full result as `result`."""
+    """The question's row: its scores, cost and outcome, plus the full result as `result`; with a scripted
+    reader as `lm`, what it saw and stated (`scripted_readers.Reading`)."""
+    if isinstance(getattr(lm, "engine", None), ReaderEngine):
+        with reading(example) as seen:
+            row = _answered(module, lm, example, metrics)
+        return {**row, "reader": lm.engine.kind, "evidence_shown": seen.evidence_shown, "reader_stated": seen.stated}
+    return _answered(module, lm, example, metrics)
+
+
+def _answered(module: dspy.Module, lm: dspy.LM, example: dspy.Example, metrics: dict[str, Callable]) -> dict:
     with answering(lm):
         try:
             prediction = module(question=example.question, doc_id=example.get("doc_id"))
@@ -247,7 +262,8 @@ def summarize(rows: list[dict]) -> dict:
     for row in rows:
         key = ("n_correct" if row["accuracy"] else "n_wrong") if row["status"] == "answer" else f"n_{row['status']}"
         outcome[key] += 1
-    return {**summary, **selective(rows), **outcome, **rungs(rows)}
+    bounds = reader_summary(rows, rows[0]["reader"]) if rows and "reader" in rows[0] else {}
+    return {**summary, **selective(rows), **outcome, **rungs(rows), **bounds}
 
 
 def selective(rows: list[dict]) -> dict[str, float]:

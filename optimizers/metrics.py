@@ -71,7 +71,7 @@ def gold_items(example: dspy.Example) -> list[str]:
     return [str(item) for item in gold] if isinstance(gold, list) else [str(gold)]
 
 
-def _gold_value(item: str, example: dspy.Example) -> Value | None:
+def gold_value(item: str, example: dspy.Example) -> Value | None:
     """The gold item as a number with its scale (see the module rules), or None for a text gold."""
     scale = example.get("scale") or ""
     declared = detect_scale(f"(in {scale}s)" if scale else example.get("question") or "")[0]
@@ -81,10 +81,10 @@ def _gold_value(item: str, example: dspy.Example) -> Value | None:
 
 def text_gold(example: dspy.Example) -> bool:
     """Whether the gold answer is text: none of its items is a number (with a unit or scale) as a whole."""
-    return all(_gold_value(item, example) is None for item in gold_items(example))
+    return all(gold_value(item, example) is None for item in gold_items(example))
 
 
-def _number_found(value: Value, item: str, answer: str, stated: list[float] | None = None) -> bool:
+def number_found(value: Value, item: str, answer: str, stated: list[float] | None = None) -> bool:
     """A number of the answer (of `stated`, when given), in the gold's printed units, rounds to the gold
     at its printed decimals."""
     printed = value.number / value.scale
@@ -149,12 +149,12 @@ def _missed(example: dspy.Example, answer: str) -> list[str]:
     (`stated_values`), each item of a list anywhere in the answer."""
     missed, items = [], gold_items(example)
     for item in items:
-        value = _gold_value(item, example)
+        value = gold_value(item, example)
         if value is None:
             found = _text_found(item, answer, len(items) > 1)
         else:
             stated = stated_values(answer, example.get("question") or "", _is_year(value.number)) if len(items) == 1 else None
-            found = _number_found(value, item, answer, stated)
+            found = number_found(value, item, answer, stated)
         if not found:
             missed.append(item)
     return missed
@@ -318,7 +318,7 @@ def feedback_metric(example: dspy.Example, pred: dspy.Prediction, trace=None, pr
     else:
         stated = ", ".join(_format(n) for n in numbers_in(answer)) or "none"
         for item in _missed(example, answer):
-            value = _gold_value(item, example)
+            value = gold_value(item, example)
             if value is None:
                 notes.append(f"The answer does not give the gold answer {item!r}.")
             else:

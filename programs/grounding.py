@@ -197,6 +197,10 @@ def expected_type(question: str, answer: str) -> str:
         return "the question asks for a name, the answer is a number"
     if _COUNT.search(question) and any(n < 0 for n in numbers_in(core)):
         return "the question asks how many, the answer is negative"
+    if _COUNT.search(question) and not asks_percent(question) and any(
+            re.search(r"[$€£¥]", printed := core[start:end]) or (re.search(r"\.\d\d$", printed) and not _PERCENT_AFTER.match(core[end:]))
+            for start, end, _ in number_spans(core)):  # $12, 480.00 (cents): a count is no sum of money ("2.5 years" may be one)
+        return "the question asks how many, the answer is an amount"
     options = parts(question)
     if len(options) >= 2 and " or " in question.lower() and not any(stems(o) & stems(answer) for o in options):
         return f"the question asks which of {', '.join(options)}"

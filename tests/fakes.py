@@ -3,9 +3,7 @@ fields from a script, through the real adapters (so parsing, typing and errors a
 from __future__ import annotations
 
 import inspect
-import json
 import os
-import re
 import signal
 import threading
 import time
@@ -14,37 +12,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import dspy
-from dspy.lm15 import Message, Response, TextPart, Usage
 
-_OUTPUTS = re.compile(r"Your output fields are:\n(.*?)\nAll interactions", re.S)
-_FIELD = re.compile(r"^\d+\. `(\w+)`", re.M)
-_INPUT = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond with|\Z)", re.S)
+from ferret.programs.code_engine import CodeEngine
 
-# A step is known by its output fields (ChainOfThought adds "reasoning", ReAct's loop "next_*").
-STEP_FIELDS = {
-    "route": {"decision"},
-    "read": {"calculation", "missing"},
-    "confirm": {"answers_question"},
-    "act": {"next_tool_name"},
-    "extract": {"findings", "failure_reason"},
-    "evaluate": {"answered"},
-    "synthesize": {"status"},
-    "plan": {"subqueries"},
-    "rerank": {"ranking"},
-    "answer": {"answer"},
-    "judge": {"correct"},
-    "rewrite": {"new_topic", "scope"},
-    "summarize": {"new_summary"},
-    "summarize_chunk": {"sentences"},
-    # the optimizers' own signatures: MIPROv2's proposer, GEPA's reflection, SIMBA's advice
-    "propose": {"proposed_instruction"},
-    "describe_program": {"program_description"},
-    "describe_module": {"module_description"},
-    "observe": {"observations"},
-    "summarize_data": {"summary"},
-    "reflect": {"new_instruction"},
-    "advise": {"module_advice"},
-}
 DEFAULTS: dict[str, Reply] = {
     "route": {"decision": {"intent": "lookup", "route": "hybrid"}},
     "read": {"calculation": {"expression": ""}, "answer": "", "sources": [], "missing": "not in these passages"},
@@ -72,36 +42,25 @@ DEFAULTS: dict[str, Reply] = {
 Reply = dict | str | Callable[..., "dict | str"]
 
 
-class ScriptedEngine:
+class ScriptedEngine(CodeEngine):
     """Answers each call from `script[step]`: a list consumed in order (its last entry repeats), each
     entry a dict of output fields, a raw string (to simulate malformed output), or a callable of the
     call's inputs (and, if it takes a second argument, of the whole prompt: system message, demos and
     inputs). Steps without a script get a harmless default. Every call is recorded."""
-
-    supports_response_schema = True
-    supported_params = frozenset({"temperature", "max_tokens", "response_format"})
 
     def __init__(self, script: dict[str, list[Reply] | Reply] | None = None):
         self.script = {step: list(r) if isinstance(r, list) else [r] for step, r in (script or {}).items()}
         self.calls: list[tuple[str, dict[str, str]]] = []
         self._lock = threading.Lock()
 
-    def complete(self, request) -> Response:
-        system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
-        outputs = set(_FIELD.findall(_OUTPUTS.search(system).group(1)))
-        step = next((name for name, fields in STEP_FIELDS.items() if fields <= outputs), "unknown")
-        inputs = dict(_INPUT.findall(request.messages[-1].text))
+    def reply(self, step: str, inputs: dict[str, str], prompt: str) -> dict | str:
         with self._lock:
             self.calls.append((step, inputs))
             queue = self.script.get(step)
             reply = (queue.pop(0) if len(queue) > 1 else queue[0]) if queue else DEFAULTS.get(step, {})
         if callable(reply):
-            prompt = "\n\n".join([system, *(message.text or "" for message in request.messages)])
             reply = reply(inputs, prompt) if len(inspect.signature(reply).parameters) > 1 else reply(inputs)
-        if isinstance(reply, dict):
-            reply = json.dumps({"reasoning": "scripted", **reply} if "reasoning" in outputs else reply)
-        return Response(id="scripted", model=request.model, message=Message.assistant([TextPart(reply)]),
-                        finish_reason="stop", usage=Usage(input_tokens=len(system) // 4, output_tokens=len(reply) // 4))
+        return reply
 
     def steps(self) -> list[str]:
         return [step for step, _ in self.calls]

@@ -23,6 +23,10 @@ def add_commands(commands) -> None:
     evaluate.add_argument("--limit", type=count(1, MAX_QUESTIONS), help="first N questions of the split")
     evaluate.add_argument("--threads", type=count(1, MAX_THREADS), default=1)
     ray_options(evaluate, "answer the questions on Ray workers")
+    evaluate.add_argument("--reader", choices=["oracle", "wrong"],
+                          help="no LM: every LM step answered by code that knows the gold answer, stating it (oracle) "
+                               "or a wrong value printed beside it (wrong): what the program gives a right or a wrong "
+                               "reader (bounds, not accuracy)")
     evaluate.add_argument("--retrieval", action="store_true",
                           help="retrieval only, no LM: recall@5, nDCG@10, recall@100 of text, semantic, hybrid search, "
                                "hops, long_text (summaries, then the segments of the chunks they pick) and read (the "
@@ -109,7 +113,7 @@ def _eval(args) -> int:
                                    split, args.limit, args.threads, args.max_iterations, args.judge_lm,
                                    progress=sys.stderr.isatty(), track=not args.no_track, ray=args.ray,
                                    workers=args.workers, accept=args.accept, repairs=args.repairs,
-                                   long_text=args.long_text)
+                                   long_text=args.long_text, reader=args.reader)
     except KeyboardInterrupt as interrupt:  # the questions done are kept in the run, marked KILLED
         print(f"ferret: {interrupt or 'eval interrupted'}", file=sys.stderr)
         return 130

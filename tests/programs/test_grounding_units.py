@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ferret.corpus.tools import Corpus
-from ferret.programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, ground, unit_type
+from ferret.programs.grounding import GROUNDED, ON_PAGE, UNSUPPORTED, expected_type, ground, unit_type
 
 REPORT = "northwind-annual-report-2023"
 SEGMENTS = [(REPORT, 13)]  # the segment table: Consumer 412.6 (2023) / 380.1 (2022), Total 1,822.9 / 1,549.2
@@ -86,3 +86,11 @@ def test_a_growth_rate_computed_as_a_difference_does_not_ground(corpus):
     question = "What was the growth rate of Consumer segment revenue from 2022 to 2023?"
     assert ground(question, "32.5", [412.6, 380.1], SEGMENTS, corpus, "412.6 - 380.1").level == UNSUPPORTED
     assert ground(question, "8.55%", [412.6, 380.1], SEGMENTS, corpus, RELATIVE).level == GROUNDED
+
+
+def test_a_count_is_no_sum_of_money():
+    assert expected_type("How many all-season tires were bought?", "480.00") == "the question asks how many, the answer is an amount"
+    assert expected_type("How many tires were bought?", "$12") == "the question asks how many, the answer is an amount"
+    assert expected_type("In how many years is the cost to be recognized?", "2.5 years") == ""
+    assert expected_type("How many tires were bought?", "4") == ""
+    assert expected_type("How many percent of sales came from tires?", "12.50%") == ""

@@ -1,0 +1,96 @@
+"""The scripted readers run the whole iterative program, no LM: the oracle states the gold answer where what it
+was shown holds it, the wrong reader a wrong value printed beside it, and the program's checks decide what is
+stated (`optimizers.scripted_readers`)."""
+from __future__ import annotations
+
+import json
+
+import dspy
+import pytest
+
+from ferret.cli import main
+from ferret.optimizers.scripted_readers import reader_lm, reading
+from ferret.programs.iterative import IterativeRetriever
+from ferret.programs.lm import answering
+
+QUESTIONS = [
+    {"id": "caps", "question": "How much did the valve caps cost?", "answer": "12.00",
+     "evidence": [{"doc_id": "inv1", "page": 1}]},
+    {"id": "tires", "question": "How many all-season tires were bought?", "answer": "4",
+     "evidence": [{"doc_id": "inv1", "page": 1}]},
+    {"id": "missing", "question": "Who audited the annual report?", "answer": "Deloitte",
+     "evidence": [{"doc_id": "report", "page": 1}]},
+]
+HOPS = [  # hop_corpus: the answer's page, and the page that names the film the question describes
+    {"id": "one hop", "question": "Who made the horror picture Maximum Overdrive?", "answer": "Stephen King",
+     "evidence": [{"doc_id": "Maximum Overdrive"}]},
+    {"id": "two hops", "question": "Who made the film that was shot in Leland in 1986?", "answer": "Stephen King",
+     "evidence": [{"doc_id": "Leland, North Carolina"}, {"doc_id": "Maximum Overdrive"}]},
+    {"id": "place", "question": "Who directed the 1986 film Blue Velvet?", "answer": "David Lynch",
+     "evidence": [{"doc_id": "Blue Velvet (film)"}]},
+]
+
+
+def ask(corpus, kind: str, record: dict) -> dspy.Prediction:
+    example = dspy.Example(**record).with_inputs("question")
+    with reading(example), answering(reader_lm(kind)):
+        return IterativeRetriever(corpus)(question=example.question)
+
+
+@pytest.mark.parametrize("record", QUESTIONS[:2], ids=lambda r: r["id"])
+def test_the_oracle_states_a_printed_number_read_from_the_passages(small_corpus, record):
+    result = ask(small_corpus, "oracle", record)
+    assert (result.status, result.answer, result.answered_by) == ("answer", record["answer"], "read")
+    assert result.citations_verified and result.grounding == "grounded"
+
+
+@pytest.mark.parametrize("record", HOPS, ids=lambda r: r["id"])
+def test_the_oracle_states_a_name_cited_on_its_pages(hop_corpus, record):
+    result = ask(hop_corpus, "oracle", record)
+    assert (result.status, result.answer, result.grounding) == ("answer", record["answer"], "grounded")
+    assert "Maximum Overdrive" in {c["doc_id"] for c in result.citations} or "Blue Velvet" in result.citations[0]["doc_id"]
+
+
+def test_the_oracle_says_what_is_missing_when_no_passage_holds_the_answer(small_corpus):
+    result = ask(small_corpus, "oracle", QUESTIONS[2])
+    assert result.status == "fail" and result.answer == "" and result.candidate == ""
+    assert any("not in these passages" in f["reason"] for f in result.failed_searches)
+
+
+@pytest.mark.parametrize("corpus, record, said", [("small_corpus", QUESTIONS[0], "480.00"),
+                                                   ("small_corpus", QUESTIONS[1], "480.00"),
+                                                   ("hop_corpus", HOPS[2], "North Carolina")],
+                         ids=["another row", "an amount for how many", "a place for who"])
+def test_the_wrong_reader_states_a_printed_wrong_value_that_the_checks_refuse(request, corpus, record, said):
+    result = ask(request.getfixturevalue(corpus), "wrong", record)
+    assert (result.status, result.answer, result.candidate) == ("fail", "", said)  # read, cited, not stated
+    read = next(step for step in result.trajectory if step["step"] == "read")
+    assert read["answer"] == said and read["grounding"] != "grounded"
+
+
+def test_a_scripted_reader_needs_the_example_it_answers(small_corpus):
+    with answering(reader_lm("oracle")):
+        result = IterativeRetriever(small_corpus)(question="How much did the valve caps cost?")
+    assert result.status == "fail" and "inside `scripted_readers.reading(example)`" in result.reason
+    with pytest.raises(ValueError, match="unknown reader"):
+        reader_lm("capable")
+
+
+def test_ferret_eval_reader_reports_the_bounds_and_refusals(small_corpus, tmp_path, capsys):
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
+    summaries = {}
+    for kind in ("oracle", "wrong"):
+        assert main(["eval", "--dataset", "jsonl", "--data", str(qa), "--index", str(small_corpus.store.dir),
+                     "--split", "all", "--reader", kind, "--json"]) == 0
+        summaries[kind] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    oracle, wrong = summaries["oracle"], summaries["wrong"]
+    assert oracle["lm"] == "scripted/oracle" and oracle["mlflow_run_id"] and oracle["n"] == 3
+    assert oracle["stated_right"] == pytest.approx(2 / 3, abs=1e-3) and oracle["refused_not_shown"] == pytest.approx(1 / 3, abs=1e-3)
+    assert oracle["answer_shown"] == pytest.approx(2 / 3, abs=1e-3) and oracle["evidence_shown"] == 1.0
+    assert oracle["wrong_stated"] == 0.0 and oracle["refused_not_grounded"] == 0.0
+    assert wrong["reader"] == "wrong" and wrong["stated_right"] == 0.0 and wrong["wrong_stated"] == 0.0
+    assert "refused_not_shown" not in wrong
+    assert main(["eval", "--dataset", "jsonl", "--data", str(qa), "--index", str(small_corpus.store.dir),
+                 "--reader", "oracle", "--lm", "local"]) == 2
+    assert "--reader" in capsys.readouterr().err
