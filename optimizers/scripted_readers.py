@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import dspy
 
-from ferret.corpus.numbers import number_spans
+from ferret.corpus.numbers import YEAR, number_spans
 from ferret.optimizers.grounding_check import distractor
 from ferret.optimizers.metrics import SENTENCE_GOLD, answer_correct, gold_items, gold_value, normalize, number_found
 from ferret.programs.arithmetic import ExpressionError, compute, format_result
@@ -53,6 +53,7 @@ _PASSAGE = re.compile(r"^\[(\d+)\] (?:(.*) )?page (\d+) \((.*?)\): (.*)$", re.S)
 _RESULT = re.compile(r"^\[(\d+)\] doc_id=(.*?) page=(\d+) section=(.*?) node=\S+\n(.*)", re.S)
 _FINDING = re.compile(r"^\[(\d+)\] (.*) \((.*) p\. (\d+)\) \"(.*)\"$", re.S)
 _SCALE_WORDS = {1e3: "thousand", 1e6: "million", 1e9: "billion"}
+_SCALE_WORD = re.compile(r"\b(?:thousand|million|billion|trillion|bn|mn)s?\b", re.IGNORECASE)
 
 
 @dataclass
@@ -247,10 +248,12 @@ def _verdict(items: list[str]) -> bool:
 def _with_scale(span: str, scale: float, example: dspy.Example) -> str:
     """A printed number as a capable reader states it: with the gold's scale word, or "%" for a percentage."""
     span = span.strip()
+    if YEAR.fullmatch(span):
+        return span
     if str(example.get("scale") or "").lower() == "percent" and "%" not in span:
         return f"{span}%"
     word = _SCALE_WORDS.get(scale)
-    return f"{span} {word}" if word and word[:4] not in span.lower() else span
+    return f"{span} {word}" if word and not _SCALE_WORD.search(span) else span
 
 
 def _around(text: str, value: str) -> str:

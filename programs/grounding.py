@@ -368,8 +368,8 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
                    _count_unit(question), len(values) == 1, "" if computation else question, stems(question) & GENERIC,
                    bool(SHARE.search(question)))
     cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
-    if _ASKS_YEAR.search(question) and asked.single and (column := _year_column(question, values[0], cells, asked.words)):
-        return Grounding(GROUNDED, shown=[column], pages={place: GROUNDED for place in pages})
+    if _ASKS_YEAR.search(question) and all(columns := [_year_column(question, value, cells, asked.words) for value in values]):
+        return Grounding(GROUNDED, shown=columns, pages={place: GROUNDED for place in pages})
     result = Grounding(GROUNDED)
     for value in values:
         best, printed, shown = UNSUPPORTED, _format(value), ""
@@ -437,8 +437,9 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     cells = [] if year else [(_row_label(row, captioned), header, printed, number) for row in rows
                              for header, printed, number in row["cells"]]
     # "International", when the question names it; not a calculation's own column ("Change %"): its operands sit in others
-    distinct = _distinct_headers([header for _, header, _, _ in cells
-                                  if asked.operation or not operations(header) - {"percentage"}]) & words
+    # and not a share's column ("% of total revenue" names revenue as what it divides by), unless a share is asked
+    distinct = _distinct_headers([header for _, header, _, _ in cells if (asked.operation or not operations(header) - {"percentage"})
+                                  and (asked.share or not PERCENT_HEADER.search(header))]) & words
     scores = [_cell_score(label, header, words, years, asked.generic) for label, header, _, _ in cells]
     top = max(scores, default=None)
     same = [(cell, score) for cell, score in zip(cells, scores) if cell[3] is not None and same_number(abs(value), abs(cell[3]))]
