@@ -30,7 +30,7 @@ from ferret.corpus.words import STOPWORDS, words
 from ferret.corpus.numbers import YEAR, number_spans, numbers_in
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, names_operation, operations
-from ferret.programs.hops import linked, names, parts
+from ferret.programs.hops import linked, names, offered, parts
 from ferret.programs.passage_answer import asks_yes_no
 from ferret.programs.verify import TOLERANCE, same_number
 
@@ -526,6 +526,8 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     tokens = _TOKEN.findall(_YES_NO_START.sub("", answer))
     new = [i for i, token in enumerate(tokens) if stems(token) - asked and token.strip(".,").lower() not in _LEGAL_FORMS]
     asked = asked | stems(" ".join(bridges))
+    if (options := offered(question)) and not any(stems(option) & stems(answer) for option in options):
+        return Grounding(UNSUPPORTED, f"the question offers {options[0]!r} or {options[1]!r}, the answer is neither")
     if not new:
         return Grounding(UNSUPPORTED, "the answer adds nothing to the question")
     core = tokens[new[0]:new[-1] + 1]

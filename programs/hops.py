@@ -127,6 +127,9 @@ def bridges(question: str, hits: list[dict]) -> list[tuple[str, dict]]:
     return list(best.values())[:MAX_BRIDGES]
 
 
+_OFFER = re.compile(r"\W*\s+or\s+(?:[a-z]+\s+){0,4}", re.IGNORECASE)  # ", or the birth of "
+
+
 def parts(question: str) -> list[str]:
     """The names a comparison sets side by side: two or more names of the question joined by "and" or
     "or" ("Are A and B both ...", "Which is older, A or B?"; not "Leland, North Carolina"), none a period or an
@@ -137,6 +140,16 @@ def parts(question: str) -> list[str]:
         if _JOIN.fullmatch(question[before.end():after.start()]):
             joined += [name for name in (left, right) if name not in joined]
     return joined
+
+
+def offered(question: str) -> list[str]:
+    """The two names a question offers to choose between, "or" joining them ("Which is older, A or B?",
+    "Which came first, the forming of A or the birth of B?"), or []."""
+    spans = [(name, match) for name, match in _named_spans(question) if not _NUMBER.search(name)]
+    for (left, before), (right, after) in zip(spans, spans[1:]):
+        if _OFFER.fullmatch(question[before.end():after.start()]):
+            return [left, right]
+    return []
 
 
 def title_name(title: str) -> str:

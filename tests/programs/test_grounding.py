@@ -228,6 +228,16 @@ def test_a_yes_or_no_the_model_stated_is_on_page_at_most_and_its_opposite_ground
     assert said[0].pages == {place: ON_PAGE for place in cited} and "verdict" in said[0].reason
 
 
+def test_a_choice_between_two_names_is_answered_by_one_of_them_not_by_a_third_name_of_the_pages():
+    pages = _Pages({"Lake Vostok": "Lake Vostok was found in 1993 under the ice of Antarctica.",
+                    "Peter Lindqvist": "Peter Lindqvist was born in 1961 in Uppsala, Sweden."})
+    question = "Which came first, the discovery of Lake Vostok or the birth of Peter Lindqvist?"
+    cited = [(doc_id, 1) for doc_id in pages.texts]
+    third = ground(question, "Uppsala", None, cited, pages)
+    assert third.level == UNSUPPORTED and "offers 'Lake Vostok' or 'Peter Lindqvist'" in third.reason
+    assert "neither" not in ground(question, "Peter Lindqvist", None, cited, pages).reason  # one of them: judged as before
+
+
 def test_the_questions_company_with_its_legal_form_adds_nothing_to_the_question():
     passage = _Passage("BEST BUY CO., INC.\nThe entertainment category grew the most in the Domestic segment.")
     question = "Which Best Buy product category performed the best in the domestic (USA) market during FY2023?"
