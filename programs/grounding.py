@@ -52,6 +52,8 @@ _DATE_DAY = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a
 _LARGEST = re.compile(r"\b(?:largest|highest|greatest|most|larger|higher|greater|more|maximum)\b", re.IGNORECASE)
 _SMALLEST = re.compile(r"\b(?:smallest|lowest|least|smaller|lower|less|fewer|minimum)\b", re.IGNORECASE)
 _DAY_MONTH = re.compile(r"\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.IGNORECASE)  # "3 November"
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DATE = re.compile(rf"\b(\d{{1,2}})\s+{_MONTH}|\b{_MONTH}\s+(\d{{1,2}})\b(?!\d)", re.IGNORECASE)  # "8 June", "June 8"
 # A company's legal form adds nothing to its name ("Best Buy Co., Inc." to "Which Best Buy category ...?")
 _LEGAL_FORMS = {"co", "inc", "corp", "corporation", "incorporated", "plc", "ltd", "limited", "llc", "lp", "sa", "ag", "nv"}
 _UNITS = {"milli", "billi", "thous", "perce", "usd", "dolla", "respe", "eur", "euros"}  # with "and": a list of amounts
@@ -282,10 +284,14 @@ def _page_scale(question: str, answer: str, texts: Sequence[str]) -> str:
     return ""
 
 
+_RATE = re.compile(r"\b(?:tax|interest|discount) rates?\b(?:\s+(\w+))?", re.IGNORECASE)  # the word after it, if any
+
+
 def asks_percent(question: str) -> bool:
-    """The question asks for a percentage (a share, a percentage change, a growth rate), not an amount
-    in a scale it names."""
-    return bool(_ASKS_PERCENT.search(question)) and not _ASKED_SCALE.search(question)
+    """The question asks for a percentage (a share, a percentage change, a growth rate, a tax, interest or
+    discount rate: not the "interest rate swaps" such a rate names), not an amount in a scale it names."""
+    rate = any(not match[1] or match[1].lower() in STOPWORDS for match in _RATE.finditer(question))
+    return bool(_ASKS_PERCENT.search(question) or rate) and not _ASKED_SCALE.search(question)
 
 
 def unit_type(question: str, answer: str, computation: str = "") -> str:
@@ -366,7 +372,7 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
     years = question_years(question) | (set(YEAR.findall(answer)) if verdict else set())
     asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))), years,
                    _count_unit(question), len(values) == 1, "" if computation else question, stems(question) & GENERIC,
-                   bool(SHARE.search(question)))
+                   bool(SHARE.search(question)), frozenset(dates_in(answer)))
     cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
     if _ASKS_YEAR.search(question) and all(columns := [_year_column(question, value, cells, asked.words) for value in values]):
         return Grounding(GROUNDED, shown=columns, pages={place: GROUNDED for place in pages})
@@ -400,6 +406,11 @@ def stated_numbers(answer: str, question: str) -> list[float]:
     return list(dict.fromkeys(found))
 
 
+def dates_in(text: str) -> set[tuple[int, str]]:
+    """The days `text` prints beside a month ("8 June 1951", "June 8"), each with its month's first three letters."""
+    return {(int(match[1] or match[4]), (match[2] or match[3]).lower()[:3]) for match in _DATE.finditer(text)}
+
+
 @dataclass(frozen=True)
 class _Asked:
     """What the question asks, as a number's grounding reads it."""
@@ -411,6 +422,7 @@ class _Asked:
     operation: str  # the question, when the answer computed nothing: an average's value must be named an average
     generic: set[str]  # the boilerplate words it says ("total"): a row label naming them is not the worse for it
     share: bool = False  # it asks about a share ("the percent of total sales"): of a row's "%" columns only
+    dates: frozenset = frozenset()  # the days the answer states with their months ("8 June 1951": (8, "jun"))
 
 
 def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[dict], asked: _Asked) -> tuple[str, str, str]:
@@ -455,10 +467,12 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     metric = words - asked.subject or words  # a sentence names "liabilities", not only the "IMFT" every line is about
     for sentence in SENTENCE.split(text):
         if stems(sentence) & metric and names_operation(asked.operation, sentence) \
-                and not (year and single and len(set(YEAR.findall(sentence))) > 1):  # a header's years
+                and not (year and single and rows and len(set(YEAR.findall(sentence))) > 1):  # a table header's years
             for start, end, number in number_spans(sentence):
                 if (number == value if year else same_number(abs(value), abs(number))) \
-                        and not (_DATE_DAY.search(sentence[:start]) or _DAY_MONTH.match(sentence[end:])):
+                        and (year or not (_DATE_DAY.search(sentence[:start]) or _DAY_MONTH.match(sentence[end:]))
+                             or any(day == value for day, _ in dates_in(sentence) & asked.dates)):  # a day is no
+                    # amount, but may be the day of the date the answer states
                     return GROUNDED, sentence[start:end], f"{' '.join(sentence.split())[:60]} · {page}"
     return ON_PAGE, "", page
 
@@ -593,12 +607,16 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
     recording"), unless the next is the question's own ("entertainment category"), is part of another
     name; "who" asks for a person: a name of two capitalised words (the whole answer's) or one whose own
     page says born, he or she, not a name printed after "in", "at" or "from"; "where" (what
-    city, which country) asks for a place: a name printed after such a preposition (within three words) or
+    city, which country) asks for a place: a name printed after such a preposition (within the three words
+    before the whole answer: "the Chairman of the Board" is not printed after "of") or
     whose own page calls it a place. `whole`: the whole answer, when `answer` is the part of it the
     question does not say ("19th" of "19th century")."""
     tokens = _WORD.findall(whole or answer)
     after = _WORD.findall(sentence[end:end + 40])
-    before = [word.lower() for word in _WORD.findall(sentence[max(0, start - 40):start])][-3:]
+    preceding = [word.lower() for word in _WORD.findall(sentence[max(0, start - 80):start])]
+    at = whole.lower().find(answer.lower()) if whole else -1
+    lead = [word.lower() for word in _WORD.findall(whole[:at])] if at > 0 else []  # the answer's own words before `answer`
+    before = (preceding[:-len(lead)] if lead and preceding[-len(lead):] == lead else preceding)[-3:]
     if len(_WORD.findall(whole or answer)) == 1 and (re.search(r"['’]s?$", answer.strip()) or
                              after and after[0][:1].islower() and after[0].lower() not in STOPWORDS
                              and not stems(after[0]) & stems(question)  # "entertainment category" for "which category"

@@ -318,6 +318,29 @@ def test_a_text_answer_is_grounded_by_its_words_not_by_a_date_or_a_number_it_hap
     assert not numbers_only("Toad Hall 23") and not numbers_only("The answer is 12.1")
 
 
+def test_a_date_or_year_of_a_prose_page_grounds_by_its_day_and_month_not_as_a_table_headers_years():
+    """On a page without a table, a year printed after its month and beside another year is a life's date,
+    and a date's day is the answer's when the answer states that day with its month; another day is not."""
+    passage = _Passage("Ezer Weizman\nEzer Weizman (15 June 1924 - 24 April 2005) was the seventh President of Israel, "
+                       "born in Tel Aviv.")
+    question, page = "In what year was the man who resigned as the President of Israel in 2000 born?", [("Ezer Weizman", 1)]
+    assert ground(question, "1924", None, page, passage).level == GROUNDED
+    assert ground(question, "1931", None, page, passage).level != GROUNDED
+    question = "When was the seventh President of Israel born?"
+    assert ground(question, "15 June 1924", None, page, passage).level == GROUNDED
+    assert ground(question, "16 June 1924", None, page, passage).level != GROUNDED  # not the day printed
+    assert ground(question, "24 June 1924", None, page, passage).level != GROUNDED  # the day of another month
+
+
+def test_a_place_is_printed_after_a_preposition_before_the_whole_answer_not_inside_it():
+    passage = _Passage("Jon L. Luther\nLuther is the Chairman of the Board of the Culinary Institute and of a restaurant "
+                       "holding company headquartered in Canton, Massachusetts.")
+    question, page = "Jon L. Luther is chairman of a restaurant holding company headquartered in what city?", [("Jon L. Luther", 1)]
+    assert ground(question, "Canton, Massachusetts", None, page, passage).level == GROUNDED
+    board = ground(question, "Chairman of the Board of the Culinary Institute", None, page, passage)
+    assert board.level == ON_PAGE and "asks where" in board.reason  # its "of" is its own word, before no place
+
+
 def test_a_grounded_name_the_model_does_not_confirm_is_on_the_page_only():
     """The sentence that names most of the question can name several things; the model is asked which."""
     passage = _Passage("Lakota people\nThe Lakota are a Native American people; with the Dakota Sioux they were "

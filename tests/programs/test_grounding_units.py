@@ -52,6 +52,9 @@ def test_a_stated_amount_asked_in_billions_grounds_converted_not_copied_from_a_m
     ("What was the FY2022 EPS?", "2,345", "per-share"),
     ("What was FY2016 COGS? Please state answer in USD millions.", "12%", "percentage"),
     ("How much did the company spend on capital expenditures in 2023?", "(1,234)", "negative"),
+    # an amount where a tax or interest rate is asked
+    ("How much has the effective tax rate of the company changed between FY2021 and FY2022?", "$38 million", "percentage"),
+    ("What was the interest rate on the notes?", "$2.2 billion", "percentage"),
 ])
 def test_a_number_of_another_unit_scale_or_sign_than_the_question_names_is_said_why(question, answer, why):
     assert why in unit_type(question, answer)
@@ -71,6 +74,7 @@ def test_a_number_of_another_unit_scale_or_sign_than_the_question_names_is_said_
     ("What was the change in dividends paid from 2018 to 2019?", "-32"),
     ("What was revenue in 2019 when it grew by 30%?", "1,234"),  # the question's own "30%" names no unit asked
     ("Who audits the company?", "KPMG"),  # no number, nothing to check
+    ("What is the 2019 notional amount of the interest rate swaps?", "$29,423 million"),  # a rate names the swaps
 ])
 def test_a_number_in_the_questions_unit_scale_and_sign_passes(question, answer):
     assert unit_type(question, answer) == ""
