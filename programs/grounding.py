@@ -567,10 +567,14 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
                     result.level = ON_PAGE
                     result.reason = f"{' '.join(core)!r} is printed on {place[0]}, which no cited page ties to what the question names"
             continue
-        sentences, title = SENTENCE.split(text), stems(place[0])
+        # a sentence whose subject is a pronoun goes on about the page's subject: "It was released as the first single"
+        # of the page "Falling Away from Me" is read as "Falling Away from Me was released as the first single"
+        printed = SENTENCE.split(text)
+        sentences = [_PRONOUN.sub(lambda match: _subject(place[0], match), sentence, count=1) for sentence in printed]
+        title = stems(place[0])
         about = [(stems(sentence) | title) & asked for sentence in sentences]
         top = max(map(len, about), default=0)
-        for sentence, named in zip(sentences, about):
+        for sentence, named, as_printed in zip(sentences, about, printed):
             if found := phrase.search(sentence):
                 level = GROUNDED if named and len(named) == top else ON_PAGE
                 if level == GROUNDED and (miss := gap_type(question, found[0], sentence, found.start(), found.end(), texts,
@@ -583,7 +587,7 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
                 result.pages[place] = max(result.pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
                 if LEVELS.index(level) > LEVELS.index(result.level):
                     result.level, result.shown = level, [f"{' '.join(core)} · {place[0]} · p.{place[1]}"]
-                    result.sentence = " ".join(sentence.split())
+                    result.sentence = " ".join(as_printed.split())
                     result.reason = "" if level == GROUNDED else (
                         f"{' '.join(core)!r} is printed, but not in the sentence of its page that names most of the question")
     return result
@@ -598,6 +602,13 @@ _ASKS_WHERE = re.compile(r"^\s*where\b|\bwhere\s*\??\s*$|\b(?:what|which)\s+(?:\
 _BEFORE_PLACE = {"in", "at", "from", "near", "of", "outside", "across", "to", "within", "into", "throughout", "around"}
 _PERSON_CUES = re.compile(r"\b(?:born|he|she|his|her|died)\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’-]+")
+_PRONOUN = re.compile(r"^\W*(?:(it|he|she|they)|its|his|her|their)\b", re.IGNORECASE)  # a sentence's subject told before
+
+
+def _subject(title: str, pronoun: re.Match) -> str:
+    """The page's subject (its title, less a "(film)" that tells it from another) for the pronoun a sentence starts with."""
+    name = re.sub(r"\s*\([^)]*\)\s*$", "", title)
+    return name if pronoun[1] else f"{name}'s"
 
 
 def gap_type(question: str, answer: str, sentence: str, start: int, end: int, texts: dict[tuple[str, int], str],

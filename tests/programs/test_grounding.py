@@ -341,6 +341,17 @@ def test_a_place_is_printed_after_a_preposition_before_the_whole_answer_not_insi
     assert board.level == ON_PAGE and "asks where" in board.reason  # its "of" is its own word, before no place
 
 
+def test_a_sentence_that_starts_with_a_pronoun_is_about_the_pages_subject():
+    """"It was released ..." of the page "Falling Away from Me (song)" prints the song's name where the pronoun is."""
+    passage = _Pages({"Falling Away from Me (song)": "\"Falling Away from Me\" is a song by the band Korn. It was released as "
+                      "the first single from Issues, debuting in an episode of the animated series South Park."})
+    question = "What song debuted in an episode of the animated series South Park?"
+    page = [("Falling Away from Me (song)", 1)]
+    said = ground(question, "Falling Away from Me", None, page, passage)
+    assert said.level == GROUNDED and said.sentence.startswith("It was released")  # the sentence as printed
+    assert ground(question, "Korn", None, page, passage).level == ON_PAGE  # in a sentence that names less of it
+
+
 def test_a_grounded_name_the_model_does_not_confirm_is_on_the_page_only():
     """The sentence that names most of the question can name several things; the model is asked which."""
     passage = _Passage("Lakota people\nThe Lakota are a Native American people; with the Dakota Sioux they were "
