@@ -209,9 +209,10 @@ def _finding(hit: dict, start: int, end: int) -> Finding:
 
 
 def _whole(hit: dict) -> Finding:
+    """A cited passage as a finding: its text, or a table row's label (the page prints its cells apart from it)."""
     text = hit["text"].strip("…").strip()
-    return Finding(label=hit.get("section") or hit["doc_id"], value=text, doc_id=hit["doc_id"], page=hit["page"], section=hit.get("section") or "",
-                   context=text)
+    return Finding(label=hit.get("section") or hit["doc_id"], value=hit.get("label") or text, doc_id=hit["doc_id"],
+                   page=hit["page"], section=hit.get("section") or "", context=text)
 
 
 def _distinct(findings: list[Finding | None]) -> list[Finding]:

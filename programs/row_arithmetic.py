@@ -83,9 +83,11 @@ def named_rows(corpus, question: str, bucket: str | None = None, doc_id: str | N
 
 def row_passage(row: dict) -> dict:
     """A row as a passage that names its columns ("Discount rate: Domestic 2019: 4.00%; Domestic 2018:
-    3.75%"), so a value's year and column are read from its label instead of from a row's position."""
+    3.75%"), so a value's year and column are read from its label instead of from a row's position; its
+    `label` is what the page prints of it as one string."""
     return {"doc_id": row["doc_id"], "page": row["page"], "section": row["section"], "node_id": row["annotation_id"],
-            "score": row["score"], "text": f"{row['label']}: " + "; ".join(f"{k}: {v}" for k, v in row["fields"].items())}
+            "score": row["score"], "label": row["label"],
+            "text": f"{row['label']}: " + "; ".join(f"{k}: {v}" for k, v in row["fields"].items())}
 
 
 def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: str | None = None) -> RowCalculation | None:

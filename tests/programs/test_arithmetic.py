@@ -133,6 +133,20 @@ def test_an_answer_cites_the_values_it_states_or_else_the_passages_it_names():
     assert answer_from_passages("Is it?", [TABLE], "", "Yes", []).problem == "no passage cited"
 
 
+def test_a_text_answer_read_from_table_rows_cites_their_labels_which_verify_on_their_page():
+    """A row passage ("Other: 2019: 44.1; 2018: 56.7") is not printed as one string: its label is."""
+    from ferret.programs.row_arithmetic import row_passage
+    from ferret.programs.verify import verify
+
+    rows = [row_passage({"doc_id": "ctx", "page": 1, "section": "Sales", "annotation_id": f"row:{n}", "score": 1.0,
+                         "label": label, "fields": fields}) for n, (label, fields) in
+            enumerate([("Fixed Price", {"2019": "$ 1,452.4", "2018": "$ 1,146.2"}), ("Other", {"2019": "44.1", "2018": "56.7"})])]
+    read = answer_from_passages("What are the kinds of sales?", rows, "", "Fixed Price and Other", [1, 2])
+    assert [f.value for f in read.findings] == ["Fixed Price", "Other"] and read.findings[1].context.startswith("Other: 2019")
+    check = verify(read.answer, [0, 1], read.findings, lambda doc_id, page: TABLE["text"], lambda doc_id: "ctx.txt")
+    assert check.ok and all(citation.verified for citation in check.citations)
+
+
 def test_a_number_the_question_gives_is_an_operand_no_page_needs_to_print():
     read = answer_from_passages("What is the DPO? DPO is defined as: 365 * average payables / cost.", [TABLE],
                                 "365 * 44.1 / 56.7", "", [1])
