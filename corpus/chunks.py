@@ -28,6 +28,7 @@ SUMMARY_CHARS = 1_200
 TITLE_CHARS = 300  # the titles of the sections a chunk holds, in order, cut here
 NUMBER_BONUS = 1.25  # a sentence that prints a number is worth this much more: summaries keep figures
 COVERED = 0.25  # a term's weight once a chosen sentence holds it
+# a summary's candidates are clauses too ("; "), as the stored indexes' summaries were made: not `corpus.words.sentences`
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=[A-Z(\"“$])")
 _SPACES = re.compile(r"\s+")
 _DIGIT = re.compile(r"\d")

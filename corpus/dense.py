@@ -38,6 +38,7 @@ HNSW_EF_SEARCH = 512
 # unquantized), as fast, vectors at cosine ≥ 0.9995 to before
 PAD_MULTIPLE = 16
 CALIBRATION_BATCH = 8
+# part of the quantized model's recipe (its texts make its activation ranges), so not `corpus.words.sentences`
 _CALIBRATION_SPLIT = re.compile(r"\n\s*\n|(?<=[.!?])\s+")
 
 

@@ -13,12 +13,12 @@ import re
 
 from ferret.corpus.records import ParsedDocument, Section
 from ferret.corpus.store import Store
+from ferret.corpus.words import sentences
 
 _NOTE_REF = re.compile(r"\bNotes?\s+(\d{1,2}[A-Z]?)\b")
 _ITEM_REF = re.compile(r"\bItem\s+(\d{1,2}[A-C]?)\b")
 _TITLED_REF = re.compile(
     r"(?:section|heading|caption|note)s?\s+(?:entitled|titled|captioned|headed)\s+[\"“']([^\"”']{3,120})[\"”']", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 _TITLE_LEN = 80
 
 
@@ -66,10 +66,6 @@ def _section_titled(sections: list[Section], wanted: str) -> str | None:
     titles = {section.title.lower(): section.id for section in sections}
     match = difflib.get_close_matches(wanted.lower(), list(titles), n=1, cutoff=0.8)
     return titles[match[0]] if match else None
-
-
-def sentences(text: str) -> list[str]:
-    return [part.strip() for part in _SENTENCE_END.split(" ".join(text.split())) if part.strip()]
 
 
 def _short(text: str) -> str:
@@ -158,7 +154,7 @@ def _segment_neighbors(store: Store, rest: str) -> list[dict]:
             "WHERE a.segment_id = ? AND a.kind = 'row' ORDER BY a.id", (segment["id"],))]
     else:
         out += [_node(f"sent:{segment['id']}:{i}", "sentence", "child", text, doc_id, segment["page"])
-                for i, text in enumerate(sentences(segment["text"]))]
+                for i, text in enumerate(sentences(" ".join(segment["text"].split())))]
     out += [_section_node(row, "references") for row in c.execute(
         "SELECT s.* FROM edges e JOIN sections s ON s.doc_id = e.doc_id AND e.dst = 'sec:' || s.doc_id || ':' || s.id "
         "WHERE e.src = ? ORDER BY s.ord", (f"seg:{segment['id']}",))]
@@ -169,7 +165,7 @@ def _sentence_neighbors(store: Store, rest: str) -> list[dict]:
     segment_part, _, index_part = rest.partition(":")
     segment = store.conn.execute("SELECT * FROM segments WHERE id = ?", (_int(segment_part, "sent"),)).fetchone()
     index = _int(index_part, "sent")
-    parts = sentences(segment["text"]) if segment is not None else []
+    parts = sentences(" ".join(segment["text"].split())) if segment is not None else []
     if not 0 <= index < len(parts):
         raise ValueError(f"unknown sentence sent:{rest}")
     out = [_segment_node(segment, "parent")]

@@ -61,7 +61,13 @@ _CURRENCY_WORDS = ((re.compile(r"€|\beuros?\b|\bEUR\b", re.IGNORECASE), "EUR")
                    (re.compile(r"£|\bpounds?\b|\bGBP\b", re.IGNORECASE), "GBP"),
                    (re.compile(r"¥|\byen\b|\bJPY\b", re.IGNORECASE), "JPY"))
 _SHARES = re.compile(r"\bshares\b", re.IGNORECASE)
-YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")  # a year, "FY2017"'s too
+# A year, "FY2017"'s too; not a part of another number ("20190", "1,2019", "2019.5"), an amount ("$2019") or a
+# share ("2019%", "2019 percent"). EARLY_YEAR reaches back to 1000 (a history's years); the patterns that
+# hold a year are built from YEAR
+_YEAR = r"(?<![\d.,$€£]){}\d{{2}}(?!\d|[.,]\d|%|\s+percent\b)"
+YEAR = re.compile(_YEAR.format("(?:19|20)"))
+EARLY_YEAR = re.compile(_YEAR.format("(?:1\\d|20)"))
+YEAR_RANGE = re.compile(rf"({YEAR.pattern})\s*(?:-|–|to|through)\s*(?:FY\s?)?({YEAR.pattern})", re.IGNORECASE)  # "FY2015 - FY2017"
 
 
 def parse_value(text: str, scale: float = 1.0, unit: str | None = None) -> Value:

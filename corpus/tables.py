@@ -25,6 +25,7 @@ _TOKEN = re.compile(
     r"[—–-]+%?"
     r"|\(?[-−–+]?(?:US\$|[$€£¥])?\(?[-−–]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:bn|[BMK])?\)?%?\)?"
 )
+# a header's years, as the stored indexes' tables were parsed with them: not `corpus.numbers.YEAR`
 _YEAR = re.compile(r"\(?(?:19|20)\d\d\)?")
 _HEADER_WORD = re.compile(
     r"\b(?:19|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\bended\b|audited"

@@ -630,8 +630,8 @@ def rank_chunks(query: str, summaries: list[dict], passages: list[dict]) -> list
     """The chunks of `summaries` (hits, in their summaries' order) in the order of `search_long_text`'s
     fused match: summary rank, the query's words in the title, and `passages`' votes, 1/(5 + rank) from
     each passage to every chunk whose pages hold its page."""
-    asked = stems(query)
-    titled = sorted(range(len(summaries)), key=lambda i: (-len(asked & stems(summaries[i]["section"] or "")),
+    asked = stems(query, months=False)
+    titled = sorted(range(len(summaries)), key=lambda i: (-len(asked & stems(summaries[i]["section"] or "", months=False)),
                                                            int(summaries[i]["node_id"].split(":")[1])))
     votes: dict[int, float] = defaultdict(float)
     for rank, passage in enumerate(passages):

@@ -60,8 +60,8 @@ def distractor(question: str, gold: str, text: str, rng: random.Random, printed:
         others = [text[start:end] for start, end, number in number_spans(text)
                   if abs(number) >= MIN_DISTRACTOR and not any(same_number(abs(number), abs(g)) for g in golds + elsewhere)]
     else:
-        others = [name for name in names(text) if not stems(name) & stems(gold) and not stems(name) <= stems(question)
-                  and name.lower() not in printed.lower()]
+        others = [name for name in names(text) if not (named := stems(name)) & stems(gold)
+                  and not named <= stems(question) and name.lower() not in printed.lower()]
     return rng.choice(sorted(set(others))) if others else ""
 
 

@@ -40,6 +40,7 @@ from dspy.utils.exceptions import AdapterParseError
 
 from ferret.corpus.numbers import detect_scale, numbers_in, parse_value
 from ferret.corpus.records import Value
+from ferret.corpus.words import first_sentence
 from ferret.programs.lm import answering
 from ferret.programs.verify import same_number
 from ferret.signatures.judge import JudgeAnswer
@@ -49,8 +50,6 @@ SENTENCE_GOLD = 5
 F1_THRESHOLD = 0.5
 _DECREASE = re.compile(r"\b(?:decreas|declin|drop|fell|fall|lower|loss|lost|reduc|negative|outflow|used|down)\w*",
                        re.IGNORECASE)
-# A sentence ends after a word of 4+ letters, a digit, "%" or ")": "Adj. EBITDA" and "Inc. and" do not split.
-_SENTENCE_END = re.compile(r"(?:(?<=[a-z]{4}[.!?])|(?<=[\d%)][.!?]))\s+(?=[A-Z])")
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 
 
@@ -112,7 +111,7 @@ def stated_values(answer: str, question: str, years: bool = False) -> list[float
                  and not (besides_asked and any(same_number(n, q) for q in asked))]
         return list(dict.fromkeys(found))
 
-    for text in (_SENTENCE_END.split(answer.strip())[0], answer):
+    for text in (first_sentence(answer), answer):
         if found := values(text):
             return found if len(found) == 1 else []
     found = values(answer, besides_asked=False)
@@ -129,7 +128,7 @@ def _text_found(item: str, answer: str, in_list: bool = False) -> bool:
         return True
     if len(gold.split()) <= SENTENCE_GOLD:
         return False
-    lead = _SENTENCE_END.split(item)[0]
+    lead = first_sentence(item)
     if numbers := _not_years(lead):
         stated = _not_years(answer)
         return all(any(same_number(abs(s), abs(n)) for s in stated) for n in numbers)

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import dspy
 
 from ferret.corpus.numbers import YEAR, number_spans
+from ferret.corpus.words import first_sentence
 from ferret.optimizers.grounding_check import distractor
 from ferret.optimizers.metrics import SENTENCE_GOLD, answer_correct, gold_items, gold_value, normalize, number_found
 from ferret.programs.arithmetic import ExpressionError, compute, format_result
@@ -186,7 +187,7 @@ def oracle_answer(record: Reading, shown: list[Shown], printed_only: bool = Fals
         return None if printed_only else _calculated(example, shown, evidence)
     found = []
     for item in items:
-        lead = re.split(r"(?<=[a-z]{3}[.!?])\s+", item.strip())[0] if len(item.split()) > SENTENCE_GOLD else item
+        lead = first_sentence(item) if len(item.split()) > SENTENCE_GOLD else item
         holding = sorted((s for s in shown if f" {normalize(item)} " in f" {normalize(s.text)} "),
                          key=lambda s: not record.is_evidence(s))
         if not holding and lead != item and not printed_only:

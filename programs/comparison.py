@@ -34,14 +34,14 @@ import re
 from dataclasses import dataclass
 
 from ferret.corpus.passages import without_title
-from ferret.corpus.words import STOPWORDS
+from ferret.corpus.numbers import EARLY_YEAR
+from ferret.corpus.words import WORD_PART, sentences, stems
 from ferret.programs.hops import parts, title_name
 from ferret.programs.passage_answer import ARTICLE, asks_yes_no
 from ferret.signatures.types import Finding
 
 PAGE_SEARCH = 5  # hits of a part's own search among which its page is looked for
 LEAD_CHARS = 40  # of an opening quoted as a value (a finding's bound)
-_WORD = re.compile(r"[^\W_]+")  # a hyphen or an apostrophe ends a word: "computer-animated" says "animated"
 _EARLIEST = re.compile(r"\b(?:first|earlier|earliest|older|oldest)\b", re.IGNORECASE)
 _LATEST = re.compile(r"\b(?:younger|youngest|newer|newest|later|latest|last|(?:more|most) recent)\b", re.IGNORECASE)
 _DEATH = re.compile(r"\b(?:die|died|dies|death|dead)\b", re.IGNORECASE)
@@ -50,11 +50,7 @@ _SAME = re.compile(r"\bsame\s+(\w+)", re.IGNORECASE)
 _NAME = r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*"
 _DEMONYM = re.compile(rf"\b(?:is|was|are|were)\s+(?:a|an)\s+({_NAME})")  # "is an American film director"
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
-_YEAR = re.compile(r"(?<![\d,.$£€])(?:1[0-9]|20)\d{2}(?![\d,]|\.\d|\s*(?:%|percent))")
 _LIFE_SPAN = re.compile(r"\(([^()]*[–—-][^()]*)\)")  # "(October 10, 1924 – December 10, 1978)"
-# a sentence's end: not an initial's period ("Elwyn Brooks "E. B." White ... was an American writer."), nor
-# one before a parenthesis ("Edward Davis Wood Jr. (October 10, 1924 – ...) was an American filmmaker")
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\"”’][.!?])\s+(?=[A-Z\"“])|\n+")
 
 
 @dataclass
@@ -109,7 +105,7 @@ def _choice(question: str, named: list[str]) -> bool:
     """Whether the question asks to choose among the names: "or" joins the last two, or the sentence
     that asks names none of them."""
     joined = re.search(rf"{re.escape(named[-2])}\W*\s+or\s+(?:the\s+)?{re.escape(named[-1])}", question, re.IGNORECASE)
-    asking = re.split(r"(?<=[.!?])\s+", question.strip())[-1]
+    asking = (sentences(question) or [""])[-1]
     return bool(joined) or not any(name.lower() in asking.lower() for name in named)
 
 
@@ -122,7 +118,7 @@ def _side(corpus, name: str, bucket: str | None, doc_id: str | None) -> Side | N
         if _plain(title) == wanted:
             text = corpus.page_text(hit["doc_id"], hit["page"]) or ""
             body = without_title(text, hit.get("title") or "")
-            opening = next((s for s in _SENTENCE_END.split(body.strip()) if _roots(s) - _roots(title)), "")
+            opening = next((s for s in sentences(body, lines=True) if stems(s, loose=True) - stems(title, loose=True)), "")
             return Side(title, {**hit, "text": body}, opening)
     return None
 
@@ -131,19 +127,11 @@ def _plain(name: str) -> str:
     return " ".join(ARTICLE.sub("", name.strip()).lower().split())
 
 
-def _roots(text: str) -> set[str]:
-    """Content words cut to five letters, as `corpus.words.stems`, a plural's "s" aside ("games" meets
-    "game")."""
-    found = (word.lower() for word in _WORD.findall(text))
-    return {(word[:-1] if word.endswith("s") and len(word) > 4 else word)[:5] for word in found
-            if word not in STOPWORDS and len(word) > 2 and not word.isdigit()}
-
-
 def _order(question: str, sides: list[Side]) -> Comparison | None:
     died = bool(_DEATH.search(question))
     for side in sides:
-        sentence = side.opening if died else next((s for s in _SENTENCE_END.split(side.hit["text"]) if _YEAR.search(s)), "")
-        year = _death_year(sentence) if died else _YEAR.search(sentence)
+        sentence = side.opening if died else next((s for s in sentences(side.hit["text"], lines=True) if EARLY_YEAR.search(s)), "")
+        year = _death_year(sentence) if died else EARLY_YEAR.search(sentence)
         if year is None:
             return None
         side.value, side.sentence = year.group(), sentence
@@ -157,15 +145,15 @@ def _order(question: str, sides: list[Side]) -> Comparison | None:
 def _death_year(opening: str) -> re.Match | None:
     """The year a life's span ends with, in the opening's first parenthesis: "(1899 – 1985)", not "(born 1934)"."""
     span = _LIFE_SPAN.search(opening)
-    years = list(_YEAR.finditer(opening, span.start(1), span.end(1))) if span else []
+    years = list(EARLY_YEAR.finditer(opening, span.start(1), span.end(1))) if span else []
     return years[-1] if len(years) >= 2 else None
 
 
 def _both(question: str, sides: list[Side]) -> Comparison | None:
-    said = _roots(asks_yes_no(question)) - set().union(*(_roots(side.name) for side in sides))
+    said = stems(asks_yes_no(question), loose=True) - set().union(*(stems(side.name, loose=True) for side in sides))
     if not said:
         return None
-    held = [said & _roots(side.opening) for side in sides]
+    held = [said & stems(side.opening, loose=True) for side in sides]
     if all(found == said for found in held):
         answer, shown = "Yes", held
     elif any(found - other for found in held for other in held):  # the words that tell them apart
@@ -190,8 +178,8 @@ def _same(question: str, sides: list[Side]) -> Comparison | None:
 
 
 def _common(question: str, sides: list[Side]) -> Comparison | None:
-    asked = _roots(question) | set().union(*(_roots(side.name) for side in sides))
-    shared = set.intersection(*(_roots(side.opening) for side in sides)) - asked
+    asked = stems(question, loose=True) | set().union(*(stems(side.name, loose=True) for side in sides))
+    shared = set.intersection(*(stems(side.opening, loose=True) for side in sides)) - asked
     for side in sides:
         side.value, side.sentence = _printed(side.opening, shared), side.opening
     if not shared or not all(side.value for side in sides):
@@ -202,8 +190,8 @@ def _common(question: str, sides: list[Side]) -> Comparison | None:
 def _printed(sentence: str, roots: set[str]) -> str:
     """The longest run of consecutive words of `sentence` whose roots are among `roots`, as printed."""
     runs, run = [], []
-    for match in _WORD.finditer(sentence):
-        if _roots(match.group()) & roots:
+    for match in WORD_PART.finditer(sentence):
+        if stems(match.group(), loose=True) & roots:
             run.append(match)
         else:
             run = []

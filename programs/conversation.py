@@ -30,6 +30,7 @@ import dspy
 from dspy.utils.exceptions import DSPyError
 from pydantic import BaseModel, Field
 
+from ferret.corpus.numbers import YEAR
 from ferret.corpus.tools import Corpus
 from ferret.programs.repairs import repairs_on, step_lm
 from ferret.programs.result import as_json, error_text, measured
@@ -48,7 +49,6 @@ _SAYS_NEW = re.compile(r"\b(?:new (?:question|topic)|different (?:question|topic
 _REFERS_BACK = re.compile(r"^\W*(?:and|what about|how about)\b|\b(?:it|its|they|their|them|then|that year|that date|"
                           r"the same|those|these)\b", re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(?:it|its|they|their|them|that|this|those|these)\b", re.IGNORECASE)
-_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 # A name: a capitalized word or run of them ("Redline Tire & Wheel"), or an id with capitals and digits ("SP-410")
 _NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:&\s+)?[A-Z][\w'-]*)*")
 _QUESTION_WORDS = {"What", "How", "Which", "When", "Where", "Who", "Why", "Does", "Did", "Is", "Are", "Was", "Were",
@@ -229,7 +229,7 @@ def resolve(turn: str, state: ChatState) -> str:
     last = state.last_question
     if state.pending:
         return f"{last.rstrip(' ?.')} ({turn.strip()})"
-    context = [] if _YEAR.search(turn) else _YEAR.findall(last)
+    context = [] if YEAR.search(turn) else YEAR.findall(last)
     if _PRONOUN.search(turn):
         names = (" ".join(_dropwhile(_QUESTION_WORDS.__contains__, name.split())).removesuffix("'s")
                  for name in _NAME.findall(last))

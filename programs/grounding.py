@@ -25,9 +25,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
-from ferret.corpus.words import STOPWORDS, words
-from ferret.corpus.numbers import YEAR, number_spans, numbers_in
+from ferret.corpus import words
+from ferret.corpus.words import STOPWORDS, sentences
+from ferret.corpus.numbers import YEAR, YEAR_RANGE, number_spans, numbers_in
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, names_operation, operations
 from ferret.programs.hops import linked, names, offered, parts
@@ -57,11 +59,9 @@ _DATE = re.compile(rf"\b(\d{{1,2}})\s+{_MONTH}|\b{_MONTH}\s+(\d{{1,2}})\b(?!\d)"
 # A company's legal form adds nothing to its name ("Best Buy Co., Inc." to "Which Best Buy category ...?")
 _LEGAL_FORMS = {"co", "inc", "corp", "corporation", "incorporated", "plc", "ltd", "limited", "llc", "lp", "sa", "ag", "nv"}
 _UNITS = {"milli", "billi", "thous", "perce", "usd", "dolla", "respe", "eur", "euros"}  # with "and": a list of amounts
-SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _STATEMENT = re.compile(r"\b(?:(?:consolidated )?statements? of (?:income|operations|earnings|cash flows?|financial position)|"
                         r"(?:income|cash flows?|p&l) statements?|balance sheets?)\b", re.IGNORECASE)
-_RANGE = re.compile(r"\b(?:FY\s?)?((?:19|20)\d{2})\s*(?:-|–|to|through)\s*(?:FY\s?)?((?:19|20)\d{2})\b", re.IGNORECASE)
-YEAR_AVERAGE = re.compile(r"\b((?:19|20)\d{2})\s+average\b", re.IGNORECASE)  # "the 2019 average X": of 2019 and 2018
+YEAR_AVERAGE = re.compile(rf"({YEAR.pattern})\s+average\b", re.IGNORECASE)  # "the 2019 average X": of 2019 and 2018
 _PERCENTS = re.compile(r"\bin (?:units of )?percents?\b", re.IGNORECASE)
 _COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
 _ASKS_YEAR = re.compile(r"\b(?:what|which)\s+(?:financial\s+|fiscal\s+)?years?\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
@@ -88,10 +88,7 @@ _VERDICT_START = re.compile(rf"\s*(?:yes|no|{_UP}|{_DOWN})\b", re.IGNORECASE)
 QUARTER = re.compile(r"\b(?:q[1-4]|quarters?|h[12])\b", re.IGNORECASE)
 _YES_NO_START = re.compile(r"\s*(?:yes|no)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w'’%$.,-]+")
-_PERIOD = re.compile(r"(?:fy|cy|q[1-4]|h[12])?\d+(?:-?[a-z])?")
-_POSSESSIVE = re.compile(r"['’]s?$")
-_KEPT = {"other", "first", "second", "more", "most", "less", "least", "same", "own"}  # words a row label is made of
-_FUNCTION = STOPWORDS - _KEPT
+stems = partial(words.stems, rows=True)  # grounding's words: a row label's "Other", "Less" and "Most" too
 
 
 @dataclass
@@ -101,14 +98,6 @@ class Grounding:
     shown: list[str] = field(default_factory=list)  # each value with what grounded it: "380.1 · Consumer · Revenue 2022 · p.13"
     pages: dict[tuple[str, int], str] = field(default_factory=dict)  # each cited page's level
     sentence: str = ""  # a grounded text value's sentence, for the model to confirm (`programs.confirm`)
-
-
-def stems(text: str) -> set[str]:
-    """Content words cut to five letters (as `programs.hops`), "Other" and "Less" kept: they name table rows;
-    a possessive's or plural's apostrophe cut ("days'" is "days", "ACME's" is "acme"); a period ("FY2022",
-    "Q3") or a form's number ("10-K") is no word (its year counts as a year)."""
-    found = (_POSSESSIVE.sub("", word) for word in words(text))
-    return {word[:5] for word in found if len(word) > 2 and word not in _FUNCTION and not _PERIOD.fullmatch(word)}
 
 
 def at_least(level: str, accept: str) -> bool:
@@ -130,7 +119,7 @@ def question_years(question: str) -> set[str]:
     """The years a question names, with those inside a range it names ("FY2019 - FY2021": 2020 too) and
     the year before one whose average it asks ("the 2019 average X", of its 2019 and 2018 cells: 2018 too)."""
     years = set(YEAR.findall(question)) | {str(int(year) - 1) for year in YEAR_AVERAGE.findall(question)}
-    for first, last in _RANGE.findall(question):
+    for first, last in YEAR_RANGE.findall(question):
         years |= {str(year) for year in range(int(first) + 1, int(last)) if int(last) - int(first) <= MAX_RANGE}
     return years
 
@@ -465,7 +454,7 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     if same:  # a cell, but not the question's: the text of its table row is no sentence to ground it
         return ON_PAGE, same[0][0][2], page
     metric = words - asked.subject or words  # a sentence names "liabilities", not only the "IMFT" every line is about
-    for sentence in SENTENCE.split(text):
+    for sentence in sentences(text, lines=True):
         if stems(sentence) & metric and names_operation(asked.operation, sentence) \
                 and not (year and single and rows and len(set(YEAR.findall(sentence))) > 1):  # a table header's years
             for start, end, number in number_spans(sentence):
@@ -569,12 +558,12 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
             continue
         # a sentence whose subject is a pronoun goes on about the page's subject: "It was released as the first single"
         # of the page "Falling Away from Me" is read as "Falling Away from Me was released as the first single"
-        printed = SENTENCE.split(text)
-        sentences = [_PRONOUN.sub(lambda match: _subject(place[0], match), sentence, count=1) for sentence in printed]
+        printed = sentences(text, lines=True)
+        resolved = [_PRONOUN.sub(lambda match: _subject(place[0], match), sentence, count=1) for sentence in printed]
         title = stems(place[0])
-        about = [(stems(sentence) | title) & asked for sentence in sentences]
+        about = [(stems(sentence) | title) & asked for sentence in resolved]
         top = max(map(len, about), default=0)
-        for sentence, named, as_printed in zip(sentences, about, printed):
+        for sentence, named, as_printed in zip(resolved, about, printed):
             if found := phrase.search(sentence):
                 level = GROUNDED if named and len(named) == top else ON_PAGE
                 if level == GROUNDED and (miss := gap_type(question, found[0], sentence, found.start(), found.end(), texts,

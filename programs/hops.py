@@ -41,7 +41,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ferret.corpus.tools import HYBRID, snippet
-from ferret.corpus.words import STOPWORDS, stems, words
+from ferret.corpus.words import STOPWORDS, sentences, stems, words
 
 BRIDGE_SOURCES = 3  # first-hop documents whose passages name the bridges
 MAX_BRIDGES = 6
@@ -59,8 +59,6 @@ _CONNECTORS = r"(?:of|the|de|la|von|van|for|du|del|da|di|le)"
 # a sentence's closing period is no part of a name
 _NAME_WORD = r"(?:[A-Z](?:\.[A-Z])+\.?|[A-Z][a-z]?\.|[A-Z][\w'’&-]*|\d[\w'’-]*)"
 _NAME = re.compile(rf"[\"“]([^\"”]{{2,80}})[\"”]|({_NAME_WORD}(?:(?:\s+{_CONNECTORS})*\s+{_NAME_WORD})*)")
-# a sentence's end, but not an initial's period before a name: "singer-songwriter M. Ward." ("U.S. dollars" ends one)
-_SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)\s+(?![A-Z])")
 _PARENTHESIS = re.compile(r"\s*\(.*?\)")
 _JOIN = re.compile(r",?\s+(?:and|or)\s+(?:the\s+)?", re.IGNORECASE)
 _NUMBER = re.compile(r"\d{2}")
@@ -90,34 +88,33 @@ def _named_spans(text: str) -> list[tuple[str, re.Match]]:
         while name_words and name_words[0].lower() in STOPWORDS:
             name_words = name_words[1:]
         name = " ".join(name_words[:MAX_NAME_WORDS])
-        if stems(name) and not (len(name_words) == 1 and len(name) < 3):
+        if stems(name, months=False) and not (len(name_words) == 1 and len(name) < 3):
             found.append((name, match))
     return found
 
 
 def remaining_terms(question: str, passage: str) -> list[str]:
     """The question's content words that the passage does not hold: what a next hop still has to find."""
-    held = {word[:5] for word in words(passage)}
-    return list(dict.fromkeys(word for word in words(question)
-                              if word not in STOPWORDS and len(word) > 2 and word[:5] not in held))
+    held = stems(passage, numbers=True)
+    return list(dict.fromkeys(word for word in words(question) if stems(word, numbers=True) - held))
 
 
 def bridges(question: str, hits: list[dict]) -> list[tuple[str, dict]]:
     """(name, the passage that names it) for the names the first hop's top passages print that may lead
     to a next hop, best first (see the module's rule 2)."""
-    asked = stems(question)
+    asked = stems(question, months=False)
     scored, sources = [], []
     for hit in hits:
         if hit["doc_id"] not in sources:
             sources.append(hit["doc_id"])
         if len(sources) > BRIDGE_SOURCES:
             break
-        subject = stems(hit.get("title") or "")
+        subject = stems(hit.get("title") or "", months=False)
         named = bool(hit.get("title")) and title_name(hit["title"]).lower() in question.lower()  # the page the question names
-        for sentence in _SENTENCE.split(hit["text"]):
-            shared = len(asked & (stems(sentence) | (subject if named else set())))  # "He played for ..." on "Dick Humbert"
+        for sentence in sentences(hit["text"]):
+            shared = len(asked & (stems(sentence, months=False) | (subject if named else set())))  # "He played for ..." on "Dick Humbert"
             for name in names(sentence):
-                held = stems(name)
+                held = stems(name, months=False)
                 if held <= asked or held & subject:
                     continue
                 scored.append((-(shared + (len(name.split()) > 1)), len(scored), name, hit))

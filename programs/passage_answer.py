@@ -22,6 +22,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ferret.corpus.numbers import YEAR, number_spans, numbers_in
+from ferret.corpus.words import first_sentence
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                         may_ask_calculation, written_expression)
 from ferret.programs.verify import SCALES, TOLERANCE, answer_numbers
@@ -66,7 +67,7 @@ def yes_or_no(question: str, answer: str) -> str:
     question's claim (at least half of its words, a parenthesis aside), affirmed or negated ("Puneet
     Sira does not have one." → "No"); "" otherwise, so an answer about something else gets no verdict."""
     claim = _words(asks_yes_no(question).split("(")[0])
-    stated = re.split(r"(?<=[\w)%][.!?])\s+(?=[A-Z])", answer.strip(), maxsplit=1)[0]
+    stated = first_sentence(answer)
     if not claim or len(claim & _words(stated)) * 2 < len(claim):
         return ""
     return "No" if _NEGATION.search(stated) else "Yes"

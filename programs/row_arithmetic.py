@@ -47,14 +47,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ferret.corpus.numbers import YEAR, parse_number
+from ferret.corpus.numbers import YEAR, YEAR_RANGE, parse_number
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, operations
 from ferret.programs.grounding import QUARTER, YEAR_AVERAGE, asks_reason, question_stems, stems
 from ferret.programs.structured import grounded
 
 LABEL_CANDIDATES = 20  # labels looked at for the question's rows
-_RANGE = re.compile(r"((?:19|20)\d{2})\s*(?:-|–|to|through)\s*(?:FY\s?)?((?:19|20)\d{2})", re.IGNORECASE)
 _DEFINED = re.compile(r"\b(?:defined as|calculated as|formula)\b|=", re.IGNORECASE)
 _PERCENTS = re.compile(r"\bpercents\b", re.IGNORECASE)  # "in units of percents"
 _FELL = re.compile(r"\b(?:decrease[sd]?|decline[sd]?|fell|drop(?:ped)?)\b", re.IGNORECASE)
@@ -123,11 +122,11 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
         if ops != {"average"} or not YEAR_AVERAGE.search(question):
             return None
         years.append(str(int(years[0]) - 1))
-    if not ops and _RESPECTIVELY.search(asked) and not _RANGE.search(question):  # "X in 2019 and 2018 respectively"
+    if not ops and _RESPECTIVELY.search(asked) and not YEAR_RANGE.search(question):  # "X in 2019 and 2018 respectively"
         cells = [_year_cell(rows, year, question_stems(question), share, amounts=not share) for year in years]
         return None if None in cells else RowCalculation("", [row_passage(row) for row in rows],
                                                          " and ".join(printed for _, printed in cells))
-    if not ops & {"change", "average"} or "average" in ops and (span := _RANGE.search(question)) \
+    if not ops & {"change", "average"} or "average" in ops and (span := YEAR_RANGE.search(question)) \
             and int(span.group(2)) - int(span.group(1)) > 1:
         return None
     cells = [_year_cell(rows, year, question_stems(question), share, amounts=not share) for year in sorted(years)]

@@ -78,10 +78,17 @@ _ITEM = "|".join(f"(?P<i{n}>{asked})" for n, (_, asked, _) in enumerate(LINE_ITE
 _KEYS = list(LINE_ITEMS)
 _NOTE = r"(?:\s*\((?:\d+|[a-z]|notes? [\w ,]+)\))*"  # "(1)", "(Note 6)"
 _LABELS = {key: re.compile(rf"(?:{label}){_NOTE}", re.IGNORECASE) for key, (_, _, label) in LINE_ITEMS.items()}
-_FY = r"fy\s?(\d{4})"
+
+
+def _fy(name: str = "") -> str:
+    """A fiscal year, "FY2019": its year captured, as `name` when one is given."""
+    return rf"fy\s?({f'?P<{name}>' if name else ''}{YEAR.pattern})"
+
+
+_FY = _fy()
 _SHORT_FY = re.compile(r"\bFY\s?(\d{2})\b", re.IGNORECASE)  # "FY20" is FY2020
-_TERM = re.compile(rf"(?:(?P<op>average|change in)\s+)?(?:{_FY.replace('(', '(?P<fy>')}\s+)?(?:the\s+)?\b(?:{_ITEM})\b"
-                   rf"(?:\s+between\s+{_FY.replace('(', '(?P<a>')}\s+and\s+{_FY.replace('(', '(?P<b>')})?", re.IGNORECASE)
+_TERM = re.compile(rf"(?:(?P<op>average|change in)\s+)?(?:{_fy('fy')}\s+)?(?:the\s+)?\b(?:{_ITEM})\b"
+                   rf"(?:\s+between\s+{_fy('a')}\s+and\s+{_fy('b')})?", re.IGNORECASE)
 _DEFINITION = re.compile(r"\b(?:defined|calculated)\s+as:?\s*(.+?)(?:\.\s|\.?$)|\bdefine\s+[\w\s]+?\s+as\s+(.+?)(?:\.\s|\.?$)",
                          re.IGNORECASE)
 _WORDS = [(re.compile(rf"\b{words}\b", re.IGNORECASE), symbol) for words, symbol in
@@ -278,7 +285,7 @@ def _named(question: str, years: list[str]) -> tuple[list[tuple[str, str]], str]
 
 def _margin(terms: list[tuple[str, str]], what: str, year: str) -> str | None:
     """An item's margin in percent of the year's revenue: "(gross)", "EBITDA", "net profit", else an item."""
-    what = re.sub(r"^.*\b(?:fy\s?\d{4}|average)\b|\bunadjusted\b", " ", what, flags=re.IGNORECASE).strip().lower()
+    what = re.sub(rf"^.*\b(?:{_FY}|average)\b|\bunadjusted\b", " ", what, flags=re.IGNORECASE).strip().lower()
     revenue = _slot(terms, "revenue", year)
     if what.endswith("ebitda"):
         amount = f"({_slot(terms, 'operating income', year)} + {_slot(terms, 'd&a', year)})"

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
+from ferret.corpus.numbers import YEAR
 from ferret.corpus.words import STOPWORDS
 from ferret.corpus.lexical import tokenize
 from ferret.corpus.tools import Corpus, write_annotations_csv
@@ -130,7 +131,7 @@ def year_filter(constraints: list[Constraint], question: str, date_fields: set[s
     """A filter to the one year the question names, on a date field in scope (the answer's widening tries
     the period on the others, `_widened`), when no constraint is on a date field yet ("How much was spent
     on batteries in 2023 in total?" read with no constraint); else None."""
-    years = set(re.findall(r"\b(?:19|20)\d\d\b", question))
+    years = set(YEAR.findall(question))
     if len(years) != 1 or not date_fields or any(c.field in date_fields for c in constraints):
         return None
     (year,) = years

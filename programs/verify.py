@@ -9,16 +9,14 @@ that an answer rounded to its printed precision still matches. What does not ver
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ferret.corpus.numbers import numbers_in, parse_number
+from ferret.corpus.numbers import YEAR, numbers_in, parse_number
 from ferret.signatures.types import Citation, Finding
 
 SCALES = (1.0, 1e3, 1e6, 1e9)
 TOLERANCE = 0.005
-_YEAR = re.compile(r"(?<![\d.,$])(?:19|20)\d{2}(?![\d%]|[.,]\d)")
 
 
 @dataclass
@@ -63,7 +61,7 @@ def value_on_page(finding: Finding, page_text: str) -> bool:
 
 def answer_numbers(answer: str) -> list[tuple[str, float]]:
     """Numbers stated in an answer, except bare years ("in 2023")."""
-    without_years = _YEAR.sub(" ", answer)
+    without_years = YEAR.sub(" ", answer)
     return [(_format(n), n) for n in numbers_in(without_years)]
 
 

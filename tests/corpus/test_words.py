@@ -1,0 +1,59 @@
+from ferret.corpus.numbers import EARLY_YEAR, YEAR, YEAR_RANGE
+from ferret.corpus.words import first_sentence, sentences, stems
+
+
+def test_stems_cut_words_to_five_letters_without_function_words_numbers_or_periods():
+    assert stems("The translated translation of FY2022's 10-K, 2019 and Q3") == {"trans"}
+    assert stems("ACME's days' sales") == {"acme", "days", "sales"}  # a possessive's apostrophe cut
+
+
+def test_row_words_and_months_are_words_only_when_asked():
+    assert stems("Other income less taxes") == {"incom", "taxes"}
+    assert stems("Other income less taxes", rows=True) == {"other", "incom", "less", "taxes"}
+    assert stems("born in October") == {"born", "octob"}
+    assert stems("born in October", months=False) == {"born"}
+
+
+def test_numbers_are_a_next_searchs_terms_only_when_asked():
+    assert stems("the 2011 census") == {"censu"}
+    assert stems("the 2011 census", numbers=True) == {"2011", "censu"}
+
+
+def test_loose_stems_split_hyphens_and_cut_plurals():
+    assert stems("a computer-animated film") == {"compu", "film"}
+    assert stems("a computer-animated film", loose=True) == {"compu", "anima", "film"}
+    assert stems("board games", loose=True) == stems("a board game", loose=True) == {"board", "game"}
+
+
+def test_sentences_end_at_a_period_but_not_at_an_initial_or_a_title():
+    text = "It was recorded by singer-songwriter M. Ward. He toured the U.S. He was born in 1973."
+    assert sentences(text) == ["It was recorded by singer-songwriter M. Ward.", "He toured the U.S. He was born in 1973."]
+    assert sentences('Elwyn Brooks "E. B." White was a writer. He wrote Charlotte\'s Web!') == [
+        'Elwyn Brooks "E. B." White was a writer.', "He wrote Charlotte's Web!"]
+    assert len(sentences("Edward Davis Wood Jr. (October 10, 1924 – December 10, 1978) was a filmmaker.")) == 1
+    assert len(sentences("Mr. Smith met Dr. Jones at St. Mary's.")) == 1
+
+
+def test_sentences_do_not_end_before_a_lowercase_word():
+    assert sentences("See e.g. the notes. Revenue grew 5%. (a) Items") == ["See e.g. the notes.", "Revenue grew 5%.",
+                                                                          "(a) Items"]
+
+
+def test_lines_end_sentences_only_when_asked():
+    page = "Revenue\n2019 2018\nSales rose. Costs fell."
+    assert sentences(page) == ["Revenue\n2019 2018\nSales rose.", "Costs fell."]
+    assert sentences(page, lines=True) == ["Revenue", "2019 2018", "Sales rose.", "Costs fell."]
+    assert first_sentence("Yes. It did.") == "Yes." and first_sentence("  ") == ""
+
+
+def test_year_is_no_amount_share_or_part_of_another_number():
+    assert YEAR.findall("in 2019, FY2017 and (2018)") == ["2019", "2017", "2018"]
+    for text in ("$2019", "20190", "2019%", "2019 percent", "2019.5", "1,2019", "1066"):
+        assert not YEAR.search(text), text
+    assert EARLY_YEAR.findall("founded in 1066, rebuilt in 2019") == ["1066", "2019"]
+    assert not EARLY_YEAR.search("$1066")
+
+
+def test_year_range_is_built_from_the_year():
+    assert YEAR_RANGE.findall("from FY2015 - FY2017, and 2019 to 2021") == [("2015", "2017"), ("2019", "2021")]
+    assert not YEAR_RANGE.search("$2015 - 2017")
