@@ -50,12 +50,12 @@ GENERIC = {"amoun", "total", "value", "answe", "usd", "milli", "billi", "thous",
            "detai", "shown", "infor", "provi", "base", "based", "state", "using", "round", "decim", "place", "units",
            "perce", "compa", "repor", "give", "year", "years", "perio", "figur", "metri", "prima", "outli", "taking",
            "accou", "numbe"}
-_DATE_DAY = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+$", re.IGNORECASE)
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
+_DATE_DAY = re.compile(rf"\b{_MONTH}\.?\s+$", re.IGNORECASE)
 _LARGEST = re.compile(r"\b(?:largest|highest|greatest|most|larger|higher|greater|more|maximum)\b", re.IGNORECASE)
 _SMALLEST = re.compile(r"\b(?:smallest|lowest|least|smaller|lower|less|fewer|minimum)\b", re.IGNORECASE)
-_DAY_MONTH = re.compile(r"\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.IGNORECASE)  # "3 November"
-_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-_DATE = re.compile(rf"\b(\d{{1,2}})\s+{_MONTH}|\b{_MONTH}\s+(\d{{1,2}})\b(?!\d)", re.IGNORECASE)  # "8 June", "June 8"
+_DAY_MONTH = re.compile(rf"\s+{_MONTH}\b", re.IGNORECASE)  # "3 November"
+_DATE = re.compile(rf"\b(\d{{1,2}})\s+({_MONTH})\b|\b({_MONTH})\.?\s+(\d{{1,2}})\b(?!\d)", re.IGNORECASE)  # "8 June", "June 8"
 # A company's legal form adds nothing to its name ("Best Buy Co., Inc." to "Which Best Buy category ...?")
 _LEGAL_FORMS = {"co", "inc", "corp", "corporation", "incorporated", "plc", "ltd", "limited", "llc", "lp", "sa", "ag", "nv"}
 _UNITS = {"milli", "billi", "thous", "perce", "usd", "dolla", "respe", "eur", "euros"}  # with "and": a list of amounts
