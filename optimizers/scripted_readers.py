@@ -13,7 +13,8 @@ reader's model is "scripted/...").
   first sentence, on an evidence passage); a yes/no as "Yes" or "No", once a passage of every evidence
   document or page was shown. When nothing shown holds it, it says what is missing.
 - `wrong`: the same steps, stating a wrong value of the gold's kind printed in what it was shown (another
-  number, another name: `grounding_check.distractor`; the opposite verdict), and citing where it is printed.
+  number, another name: `grounding_check.distractor`; the opposite verdict; the other of two names a question
+  offers), and citing where it is printed.
 - Both confirm what they state (ConfirmAnswer: yes); the Router, Planner and Rerank answer as the
   program's defaults (`RouteDecision()`, no subqueries, the order found); the extraction agent reads its
   results without calling a tool.
@@ -37,11 +38,12 @@ from dataclasses import dataclass
 import dspy
 
 from ferret.corpus.numbers import YEAR, number_spans
-from ferret.corpus.words import first_sentence
+from ferret.corpus.words import first_sentence, stems
 from ferret.optimizers.grounding_check import distractor
 from ferret.optimizers.metrics import SENTENCE_GOLD, answer_correct, gold_items, gold_value, normalize, number_found
 from ferret.programs.arithmetic import ExpressionError, compute, format_result
 from ferret.programs.code_engine import CodeEngine
+from ferret.programs.hops import offered
 from ferret.programs.verify import same_number
 
 READERS = ("oracle", "wrong")
@@ -201,7 +203,8 @@ def oracle_answer(record: Reading, shown: list[Shown], printed_only: bool = Fals
 
 def wrong_answer(record: Reading, shown: list[Shown], printed_only: bool = False) -> Stated | None:
     """A wrong value of the gold's kind printed in `shown`, cited where it is printed; the opposite verdict for a
-    yes/no gold; None when nothing shown prints one."""
+    yes/no gold, the other name for a choice the question offers ("Which is older, A or B?"); None when nothing
+    shown prints one."""
     example = record.example
     items = gold_items(example)
     if _verdict(items):
@@ -209,6 +212,11 @@ def wrong_answer(record: Reading, shown: list[Shown], printed_only: bool = False
         evidence = [s.number for s in shown if record.is_evidence(s)]
         return None if printed_only or not shown else Stated(verdict, evidence or [shown[0].number])
     gold = " and ".join(items)
+    options = offered(example.question)  # "Which is older, A or B?": the other one
+    if len(chosen := [option for option in options if stems(option) & stems(gold)]) == 1:
+        other = next(option for option in options if option != chosen[0])
+        holding = [passage for passage in shown if other.lower() in passage.text.lower()]
+        return Stated(other, cited(record, shown, holding[0])) if holding else None
     for passage in shown:
         if other := distractor(example.question, gold, passage.text, record.rng):
             value = gold_value(items[0], example) if len(items) == 1 else None

@@ -32,7 +32,7 @@ from ferret.corpus.words import STOPWORDS, sentences
 from ferret.corpus.numbers import YEAR, YEAR_RANGE, number_spans, numbers_in
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, names_operation, operations
-from ferret.programs.hops import linked, names, offered, parts
+from ferret.programs.hops import linked, names, offered, parts, title_name
 from ferret.programs.passage_answer import asks_yes_no
 from ferret.programs.verify import TOLERANCE, same_number
 
@@ -596,8 +596,7 @@ _PRONOUN = re.compile(r"^\W*(?:(it|he|she|they)|its|his|her|their)\b", re.IGNORE
 
 def _subject(title: str, pronoun: re.Match) -> str:
     """The page's subject (its title, less a "(film)" that tells it from another) for the pronoun a sentence starts with."""
-    name = re.sub(r"\s*\([^)]*\)\s*$", "", title)
-    return name if pronoun[1] else f"{name}'s"
+    return title_name(title) if pronoun[1] else f"{title_name(title)}'s"
 
 
 def gap_type(question: str, answer: str, sentence: str, start: int, end: int, texts: dict[tuple[str, int], str],

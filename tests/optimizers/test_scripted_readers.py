@@ -68,6 +68,14 @@ def test_the_wrong_reader_states_a_printed_wrong_value_that_the_checks_refuse(re
     assert read["answer"] == said and read["grounding"] != "grounded"
 
 
+def test_the_wrong_reader_answers_a_choice_with_the_other_name_it_offers_which_is_not_stated(hop_corpus):
+    record = {"id": "choice", "question": "Which band was formed first, The Exies or Circus Diablo?", "answer": "The Exies",
+              "evidence": [{"doc_id": "The Exies"}, {"doc_id": "Circus Diablo"}]}
+    result = ask(hop_corpus, "wrong", record)
+    read = next(step for step in result.trajectory if step["step"] == "read")
+    assert read["answer"] == "Circus Diablo" and result.status != "answer"  # a choice is no fact a page grounds
+
+
 def test_a_scripted_reader_needs_the_example_it_answers(small_corpus):
     with answering(reader_lm("oracle")):
         result = IterativeRetriever(small_corpus)(question="How much did the valve caps cost?")
