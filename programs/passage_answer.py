@@ -85,7 +85,10 @@ def stated_year(question: str, answer: str) -> str:
 
 def restates(question: str, answer: str) -> bool:
     """The answer adds nothing to the question: no word and no number the question does not hold
-    ("The band f(x) performed in both Welcome to the Show and the band f(x)")."""
+    ("The band f(x) performed in both Welcome to the Show and the band f(x)"); a yes or no to a yes/no
+    question adds its verdict."""
+    if asks_yes_no(question) and re.match(r"\s*(?:yes|no)\b", answer, re.IGNORECASE):
+        return False
     return not _words(answer) - _words(question) and set(numbers_in(answer)) <= set(numbers_in(question))
 
 

@@ -182,6 +182,8 @@ def test_an_answer_that_restates_the_question_or_copies_a_passage_does_not_stand
     assert answer_from_passages(question, [NOTE], "", "The band f(x) performed in both Welcome to the Show", [1]).problem \
         == "the answer only restates the question"
     assert restates("How many times was he premier?", "He was premier 3 times.") is False  # the number is new
+    assert restates("Are Nantong and Jingdezhen in the same province?", "No") is False  # the verdict is new
+    assert restates("Which is in the same province, Nantong or Jingdezhen?", "Nantong") is True
     copied = ("Sales to the U.S. government were the largest share of sales in each of the three years, "
               "followed by sales to foreign governments through the Foreign Military Sales program and by "
               "sales to commercial customers in transportation")
