@@ -90,6 +90,7 @@ def test_a_calculation_of_another_operation_than_the_question_names_is_unsupport
     ("What was Consumer segment revenue in 2022?", "Consumer revenue grew", "no number"),
     ("How much was Consumer segment revenue in 2022?", "Consumer revenue grew", "asks for a number"),
     ("Why did Consumer segment revenue grow in 2023?", "412.6", "asks why or how"),
+    ("How is the Consumer segment's revenue growth rate determined?", "12.4%", "asks why or how"),  # a method, no rate
 ])
 def test_an_answer_of_another_type_than_the_question_asks_is_unsupported(corpus, question, answer, why):
     grounding = ground(question, answer, None, SEGMENTS, corpus)
