@@ -2,7 +2,8 @@
 
 The program answers the first sample questions once while every request to the engine is recorded.
 The requests are then replayed, in the same order, on two fresh engines: without the prompt prefix cache
-(llama-cpp-python reusing only the previous prompt's prefix) and with it (`programs.prefix_cache`). For
+(llama-cpp-python reusing only the previous prompt's prefix) and with it (`programs.prefix_cache`, whose
+saved prefixes the recording has already written: the replay starts as a user's next process does). For
 each, per step (the predictor whose output fields the request asks for): calls, prompt tokens, cached
 tokens (restored or reused, not computed), output tokens, prefill seconds (to the first token) and
 decode seconds (the rest); the machine's rates (prompt tokens computed a second, output tokens a second,

@@ -45,6 +45,7 @@ LOCAL_MAX_TOKENS = 512
 GRAMMAR_MAX_CHARS = 400
 GRAMMAR_MAX_ITEMS = 5
 PREFIX_CACHE_MB = 512  # the prompts' cached KV states (`programs.prefix_cache`): some 40 prompts of 1,000 tokens
+SAVED_PREFIX_MB = 256  # the shared prefixes' KV states kept on disk across processes (`prefix_cache.SavedPrefixes`)
 _COPY_BUFFER = 8 * 1024 * 1024
 _load_lock = threading.Lock()
 
@@ -279,7 +280,7 @@ class LlamaCppEngine:
                     model_path=str(self.model_path or model_path()),
                     n_ctx=self.n_ctx,
                     n_threads=self.n_threads or len(os.sched_getaffinity(0)),
-                    verbose=False, prefix_cache_mb=self.prefix_cache_mb,
+                    verbose=False, prefix_cache_mb=self.prefix_cache_mb, saved_prefix_mb=SAVED_PREFIX_MB,
                 )
         return self._llama
 

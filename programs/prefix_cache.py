@@ -9,18 +9,30 @@ is kept in a cache bounded in bytes, least recently used first out; before each 
 the longest prefix with the new prompt is restored into the context when it shares more than the
 context already holds, and only the rest of the prompt is computed. The tokens computed are the same
 tokens at the same positions, so the output is the same (as llama.cpp's own prompt caches).
+
+A prefix that two prompts share (each step's instructions and demos, before the question's own fields)
+is also saved to disk (`SavedPrefixes`), so a new process (each `ferret ask`, each evaluation) starts
+its first question from it instead of computing some 6,000 prompt tokens of instructions anew.
 """
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
+import llama_cpp
 from llama_cpp import Llama
 from llama_cpp import llama_cpp as capi
 
+from ferret.paths import cache_dir
+
 MIN_RESTORED = 32  # a restore is worth it when it spares at least this many tokens
+MIN_SAVED = 256  # a shared prefix is saved to disk when it is at least this long
 
 
 @dataclass
@@ -70,15 +82,82 @@ class PrefixCache:
             self.bytes -= len(self.entries.popitem(last=False)[1].state)
 
 
+class SavedPrefixes:
+    """Prompt prefixes' KV states in a folder, at most `max_bytes` in all, the least recently used
+    dropped first; each entry is its tokens (`<key>.npy`) and its state (`<key>.state`), written whole
+    or not at all, so processes can share the folder."""
+
+    def __init__(self, folder: Path, max_bytes: int):
+        self.folder, self.max_bytes = Path(folder), max_bytes
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.tokens: dict[str, tuple[int, ...]] = {}
+        for path in self.folder.glob("*.npy"):
+            try:
+                self.tokens[path.stem] = tuple(np.load(path).tolist())
+            except (OSError, ValueError):  # a file another process is replacing
+                continue
+
+    def longest(self, tokens: list[int]) -> tuple[int, str | None]:
+        """The saved prefix of `tokens` that is longest (its length and key; 0, None when none is)."""
+        best, found = 0, None
+        for key, saved in self.tokens.items():
+            if len(saved) > best and tuple(tokens[:len(saved)]) == saved:
+                best, found = len(saved), key
+        return best, found
+
+    def load(self, key: str) -> Entry | None:
+        """The entry saved under `key` (None if another process dropped it)."""
+        try:
+            state = (self.folder / f"{key}.state").read_bytes()
+        except OSError:
+            self.tokens.pop(key, None)
+            return None
+        os.utime(self.folder / f"{key}.state")
+        return Entry(self.tokens[key], state)
+
+    def save(self, entry: Entry) -> None:
+        """Write `entry`, then drop the least recently used entries past the bound."""
+        key = hashlib.sha1(np.asarray(entry.tokens, dtype=np.int32).tobytes()).hexdigest()[:20]
+        for suffix, data in ((".state", entry.state), (".npy", None)):
+            temporary = self.folder / f".{key}{suffix}.{os.getpid()}"
+            if data is None:
+                with open(temporary, "wb") as handle:
+                    np.save(handle, np.asarray(entry.tokens, dtype=np.int32))
+            else:
+                temporary.write_bytes(data)
+            temporary.replace(self.folder / f"{key}{suffix}")
+        self.tokens[key] = entry.tokens
+        states = sorted(self.folder.glob("*.state"), key=lambda path: path.stat().st_mtime, reverse=True)
+        total = 0
+        for path in states:
+            total += path.stat().st_size
+            if total > self.max_bytes:
+                path.unlink(missing_ok=True)
+                (self.folder / f"{path.stem}.npy").unlink(missing_ok=True)
+                self.tokens.pop(path.stem, None)
+
+
+def saved_prefixes_dir(model: str | Path) -> Path:
+    """The folder of a model's saved prompt prefixes: one per model file and llama.cpp build, whose KV
+    states only they can read."""
+    model = Path(model).resolve()
+    stat = model.stat()
+    identity = f"{model}:{stat.st_size}:{stat.st_mtime_ns}:{llama_cpp.__version__}"
+    return cache_dir("prefixes") / f"{model.stem}-{hashlib.sha1(identity.encode()).hexdigest()[:12]}"
+
+
 class PrefixCachedLlama(Llama):
     """llama_cpp.Llama whose calls start from the longest cached prompt prefix (module rules), bounded by
-    `prefix_cache_mb` (0: no cache, llama-cpp-python's own reuse of the previous prompt only). Each call's
+    `prefix_cache_mb` (0: no cache, llama-cpp-python's own reuse of the previous prompt only), and the
+    prefixes two prompts share saved on disk, at most `saved_prefix_mb` (0: none saved). Each call's
     figures are in `last_call`: prompt tokens, those restored or reused rather than computed, output
     tokens, prefill seconds (to the first token) and decode seconds (the rest)."""
 
-    def __init__(self, *args, prefix_cache_mb: int = 0, **kwargs):
+    def __init__(self, *args, prefix_cache_mb: int = 0, saved_prefix_mb: int = 0, **kwargs):
         super().__init__(*args, **kwargs)
         self.prefix_cache = PrefixCache(prefix_cache_mb * 2 ** 20) if prefix_cache_mb else None
+        self.saved_prefixes = (SavedPrefixes(saved_prefixes_dir(self.model_path), saved_prefix_mb * 2 ** 20)
+                               if prefix_cache_mb and saved_prefix_mb else None)
         self.last_call: dict = {}
 
     def generate(self, tokens, *args, **kwargs):
@@ -107,20 +186,37 @@ class PrefixCachedLlama(Llama):
                 self._keep(len(tokens))
 
     def _restore(self, tokens: list[int]) -> None:
-        """Put the cached state sharing the most of `tokens` into the context, when it shares at least
-        MIN_RESTORED more than the context holds."""
+        """Put the cached or saved state sharing the most of `tokens` into the context, when it shares at
+        least MIN_RESTORED more than the context holds; then save the prefix the context shares with
+        `tokens` when it is longer than any saved one and at least MIN_SAVED long."""
         held = shared_prefix(self.input_ids[:self.n_tokens].tolist(), tokens)
         shared, entry = self.prefix_cache.longest(tokens)
-        if entry is None or shared < held + MIN_RESTORED:
-            return
-        self._ctx.kv_cache_seq_rm(-1, 0, -1)
-        state = (ctypes.c_uint8 * len(entry.state)).from_buffer_copy(entry.state)
-        if capi.llama_state_seq_set_data(self._ctx.ctx, state, len(entry.state), 0) == 0:
-            self.n_tokens = 0  # not restored: the prompt is computed whole
-            return
-        self.input_ids[:len(entry.tokens)] = entry.tokens
-        self.n_tokens = len(entry.tokens)
-        self._requires_eval = True
+        saved, key = self.saved_prefixes.longest(tokens) if self.saved_prefixes else (0, None)
+        if key is not None and saved > shared and (loaded := self.saved_prefixes.load(key)) is not None:
+            shared, entry = saved, loaded
+            self.prefix_cache.put(entry)
+        if entry is not None and shared >= held + MIN_RESTORED:
+            self._ctx.kv_cache_seq_rm(-1, 0, -1)
+            state = (ctypes.c_uint8 * len(entry.state)).from_buffer_copy(entry.state)
+            if capi.llama_state_seq_set_data(self._ctx.ctx, state, len(entry.state), 0) == 0:
+                self.n_tokens = 0  # not restored: the prompt is computed whole
+                return
+            self.input_ids[:len(entry.tokens)] = entry.tokens
+            self.n_tokens = len(entry.tokens)
+            self._requires_eval = True
+        common = shared_prefix(self.input_ids[:self.n_tokens].tolist(), tokens)
+        if self.saved_prefixes and common >= max(saved + 1, MIN_SAVED):
+            self._ctx.kv_cache_seq_rm(-1, common, -1)
+            self.n_tokens = common
+            self._requires_eval = True
+            self.saved_prefixes.save(Entry(tuple(tokens[:common]), self._state()))
+
+    def _state(self) -> bytes:
+        """The KV state of the context's tokens."""
+        size = capi.llama_state_seq_get_size(self._ctx.ctx, 0)
+        state = (ctypes.c_uint8 * size)()
+        written = capi.llama_state_seq_get_data(self._ctx.ctx, state, size, 0)
+        return bytes(state[:written])
 
     def _keep(self, prompt_tokens: int) -> None:
         """Cache the KV state of the call's prompt (its output's cells dropped first)."""
@@ -128,7 +224,4 @@ class PrefixCachedLlama(Llama):
             return
         self._ctx.kv_cache_seq_rm(-1, prompt_tokens, -1)
         self.n_tokens = prompt_tokens
-        size = capi.llama_state_seq_get_size(self._ctx.ctx, 0)
-        state = (ctypes.c_uint8 * size)()
-        written = capi.llama_state_seq_get_data(self._ctx.ctx, state, size, 0)
-        self.prefix_cache.put(Entry(tuple(self.input_ids[:prompt_tokens].tolist()), bytes(state[:written])))
+        self.prefix_cache.put(Entry(tuple(self.input_ids[:prompt_tokens].tolist()), self._state()))

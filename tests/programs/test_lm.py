@@ -349,3 +349,31 @@ def test_a_prompt_starts_from_the_longest_cached_prefix_and_gives_the_same_text(
     assert whole._load().last_call["cached_tokens"] == 0
     cached.close()
     whole.close()
+
+
+def test_a_new_engine_starts_from_the_prefix_two_earlier_prompts_shared(local_lm, tmp_path, monkeypatch):
+    """The prefix two prompts share is saved to disk; an engine loaded afterwards (a new process) starts
+    its first prompt from it, and the text is the one computed whole."""
+    from ferret.programs.lm import LlamaCppEngine, model_path
+    from ferret.programs.prefix_cache import saved_prefixes_dir
+
+    model = local_lm.engine.model_path or str(model_path())
+    monkeypatch.setenv("FERRET_CACHE", str(tmp_path))  # an empty folder of saved prefixes
+    system = "You read passages and answer in one word. " + " ".join(f"Rule {i}: be brief." for i in range(60))
+
+    def asked(question: str, system: str = system) -> Request:
+        return Request(model=LOCAL_MODEL, system=system, messages=(Message.user(question),),
+                       config=Config(max_tokens=8, temperature=0.0))
+
+    earlier = LlamaCppEngine(model)
+    earlier.complete(asked("What colour is the sky?"))
+    assert not any(saved_prefixes_dir(Path(model)).iterdir())  # one prompt: nothing shared yet
+    earlier.complete(asked("What colour is grass?"))
+    earlier.close()
+    later = LlamaCppEngine(model)
+    text = later.complete(asked("What colour is grass?")).text
+    assert later._load().last_call["cached_tokens"] > 300
+    whole = LlamaCppEngine(model, prefix_cache_mb=0)
+    assert whole.complete(asked("What colour is grass?")).text == text
+    later.close()
+    whole.close()
