@@ -304,6 +304,7 @@ class LlamaCppEngine:
         sampling = _sampling(request)
         with self._lock:
             llama = self._load()
+            llama.before_last_message(messages[-1]["content"])
             completion = llama.create_chat_completion(
                 messages=messages, grammar=_grammar(request.config.response_format), **sampling
             )

@@ -10,9 +10,10 @@ the longest prefix with the new prompt is restored into the context when it shar
 context already holds, and only the rest of the prompt is computed. The tokens computed are the same
 tokens at the same positions, so the output is the same (as llama.cpp's own prompt caches).
 
-A prefix that two prompts share (each step's instructions and demos, before the question's own fields)
-is also saved to disk (`SavedPrefixes`), so a new process (each `ferret ask`, each evaluation) starts
-its first question from it instead of computing some 6,000 prompt tokens of instructions anew.
+The part of a prompt before its last message (a step's instructions, field descriptions and demos; the
+last message holds the question's own fields) is also saved to disk (`SavedPrefixes`), so a new process
+(each `ferret ask`, each evaluation) starts its first question from it instead of computing some 6,000
+prompt tokens of instructions anew.
 """
 from __future__ import annotations
 
@@ -32,7 +33,10 @@ from llama_cpp import llama_cpp as capi
 from ferret.paths import cache_dir
 
 MIN_RESTORED = 32  # a restore is worth it when it spares at least this many tokens
-MIN_SAVED = 256  # a shared prefix is saved to disk when it is at least this long
+MIN_SAVED = 256  # a prompt's part before its last message is saved to disk when it is at least this long
+# Tokens taken off that part's end: the chat template's tokens after the last message's text, and any
+# merged across its edges (so what is saved never holds a token of the last message).
+EDGE_TOKENS = 16
 
 
 @dataclass
@@ -149,7 +153,8 @@ def saved_prefixes_dir(model: str | Path) -> Path:
 class PrefixCachedLlama(Llama):
     """llama_cpp.Llama whose calls start from the longest cached prompt prefix (module rules), bounded by
     `prefix_cache_mb` (0: no cache, llama-cpp-python's own reuse of the previous prompt only), and the
-    prefixes two prompts share saved on disk, at most `saved_prefix_mb` (0: none saved). Each call's
+    part of each prompt before its last message (`before_last_message`) saved on disk, at most
+    `saved_prefix_mb` (0: none saved). Each call's
     figures are in `last_call`: prompt tokens, those restored or reused rather than computed, output
     tokens, prefill seconds (to the first token) and decode seconds (the rest)."""
 
@@ -158,7 +163,12 @@ class PrefixCachedLlama(Llama):
         self.prefix_cache = PrefixCache(prefix_cache_mb * 2 ** 20) if prefix_cache_mb else None
         self.saved_prefixes = (SavedPrefixes(saved_prefixes_dir(self.model_path), saved_prefix_mb * 2 ** 20)
                                if prefix_cache_mb and saved_prefix_mb else None)
+        self._last_message_tokens: int | None = None
         self.last_call: dict = {}
+
+    def before_last_message(self, text: str) -> None:
+        """The next prompt's last message is `text`: the part before it is the one to save."""
+        self._last_message_tokens = len(self.tokenize(text.encode(), add_bos=False)) + EDGE_TOKENS
 
     def generate(self, tokens, *args, **kwargs):
         tokens = list(tokens)
@@ -184,32 +194,40 @@ class PrefixCachedLlama(Llama):
             call["decode_seconds"] = round(time.perf_counter() - (first or started), 3)
             if self.prefix_cache is not None:
                 self._keep(len(tokens))
+                self._save(tokens)
 
     def _restore(self, tokens: list[int]) -> None:
         """Put the cached or saved state sharing the most of `tokens` into the context, when it shares at
-        least MIN_RESTORED more than the context holds; then save the prefix the context shares with
-        `tokens` when it is longer than any saved one and at least MIN_SAVED long."""
+        least MIN_RESTORED more than the context holds."""
         held = shared_prefix(self.input_ids[:self.n_tokens].tolist(), tokens)
         shared, entry = self.prefix_cache.longest(tokens)
         saved, key = self.saved_prefixes.longest(tokens) if self.saved_prefixes else (0, None)
         if key is not None and saved > shared and (loaded := self.saved_prefixes.load(key)) is not None:
             shared, entry = saved, loaded
             self.prefix_cache.put(entry)
-        if entry is not None and shared >= held + MIN_RESTORED:
-            self._ctx.kv_cache_seq_rm(-1, 0, -1)
-            state = (ctypes.c_uint8 * len(entry.state)).from_buffer_copy(entry.state)
-            if capi.llama_state_seq_set_data(self._ctx.ctx, state, len(entry.state), 0) == 0:
-                self.n_tokens = 0  # not restored: the prompt is computed whole
-                return
-            self.input_ids[:len(entry.tokens)] = entry.tokens
-            self.n_tokens = len(entry.tokens)
-            self._requires_eval = True
-        common = shared_prefix(self.input_ids[:self.n_tokens].tolist(), tokens)
-        if self.saved_prefixes and common >= max(saved + 1, MIN_SAVED):
-            self._ctx.kv_cache_seq_rm(-1, common, -1)
-            self.n_tokens = common
-            self._requires_eval = True
-            self.saved_prefixes.save(Entry(tuple(tokens[:common]), self._state()))
+        if entry is None or shared < held + MIN_RESTORED:
+            return
+        self._ctx.kv_cache_seq_rm(-1, 0, -1)
+        state = (ctypes.c_uint8 * len(entry.state)).from_buffer_copy(entry.state)
+        if capi.llama_state_seq_set_data(self._ctx.ctx, state, len(entry.state), 0) == 0:
+            self.n_tokens = 0  # not restored: the prompt is computed whole
+            return
+        self.input_ids[:len(entry.tokens)] = entry.tokens
+        self.n_tokens = len(entry.tokens)
+        self._requires_eval = True
+
+    def _save(self, tokens: list[int]) -> None:
+        """Save the part of the prompt before its last message, when it is long enough and no saved
+        prefix of the prompt already covers it (the context holds the prompt, `_keep`)."""
+        last, self._last_message_tokens = self._last_message_tokens, None
+        if self.saved_prefixes is None or last is None:
+            return
+        part = len(tokens) - last
+        if part < MIN_SAVED or self.n_tokens < part or self.saved_prefixes.longest(tokens)[0] >= part:
+            return
+        self._ctx.kv_cache_seq_rm(-1, part, -1)
+        self.n_tokens = part
+        self.saved_prefixes.save(Entry(tuple(tokens[:part]), self._state()))
 
     def _state(self) -> bytes:
         """The KV state of the context's tokens."""

@@ -377,9 +377,10 @@ def test_a_prompt_starts_from_the_longest_cached_prefix_and_gives_the_same_text(
     whole.close()
 
 
-def test_a_new_engine_starts_from_the_prefix_two_earlier_prompts_shared(local_lm, tmp_path, monkeypatch):
-    """The prefix two prompts share is saved to disk; an engine loaded afterwards (a new process) starts
-    its first prompt from it, and the text is the one computed whole."""
+def test_a_new_engine_starts_from_the_instructions_an_earlier_one_saved(local_lm, tmp_path, monkeypatch):
+    """The part of a prompt before its last message is saved to disk; an engine loaded afterwards (a new
+    process) starts its first prompt, with another last message, from it, and the text is the one
+    computed whole."""
     from ferret.programs.lm import LlamaCppEngine, model_path
     from ferret.programs.prefix_cache import saved_prefixes_dir
 
@@ -393,9 +394,9 @@ def test_a_new_engine_starts_from_the_prefix_two_earlier_prompts_shared(local_lm
 
     earlier = LlamaCppEngine(model)
     earlier.complete(asked("What colour is the sky?"))
-    assert not any(saved_prefixes_dir(Path(model)).iterdir())  # one prompt: nothing shared yet
-    earlier.complete(asked("What colour is grass?"))
+    earlier.complete(asked("Name a fruit.", system="Answer."))  # too short a part to save
     earlier.close()
+    assert len(list(saved_prefixes_dir(Path(model)).glob("*.state"))) == 1
     later = LlamaCppEngine(model)
     text = later.complete(asked("What colour is grass?")).text
     assert later._load().last_call["cached_tokens"] > 300
