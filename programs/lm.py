@@ -44,13 +44,6 @@ LOCAL_MAX_TOKENS = 512
 # ChainOfThought's reasoning, and plain `str` outputs), so a ramble ends as valid JSON, not at the cap.
 GRAMMAR_MAX_CHARS = 400
 GRAMMAR_MAX_ITEMS = 5
-# Tighter bounds for the free strings the embedded model writes before a step's decision (ChainOfThought's
-# reasoning) and after it (what is still needed and why, why a search or a step failed, the sections
-# searched, the planner's new items), by top-level field name: in the iterative program's calls on 16
-# TAT-QA and 16 HotpotQA train questions these averaged 100 to 300 characters, mostly copies of the
-# prompt (docs/benchmarks.md, issue 76).
-FIELD_MAX_CHARS = {"reasoning": 200, "need": 100, "need_reason": 100, "clarification": 100,
-                   "failure_reason": 100, "reason": 100, "sections_searched": 60, "subqueries": 100}
 PREFIX_CACHE_MB = 512  # the prompts' cached KV states (`programs.prefix_cache`): some 40 prompts of 1,000 tokens
 SAVED_PREFIX_MB = 256  # the shared prefixes' KV states kept on disk across processes (`prefix_cache.SavedPrefixes`)
 _COPY_BUFFER = 8 * 1024 * 1024
@@ -204,28 +197,22 @@ def _grammar(response_format: dict[str, Any] | None):
     schema = response_format.get("schema")
     if schema is not None:
         try:
-            return LlamaGrammar.from_json_schema(json.dumps(bounded(schema, fields=FIELD_MAX_CHARS)), verbose=False)
+            return LlamaGrammar.from_json_schema(json.dumps(bounded(schema)), verbose=False)
         except Exception as exc:  # llama.cpp's converter raises bare Exceptions for unsupported keywords
             logger.warning("JSON schema not expressible as a grammar (%s); constraining to any JSON", exc)
     return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
 
 
-def bounded(schema: Any, chars: int = GRAMMAR_MAX_CHARS, fields: dict[str, int] | None = None) -> Any:
-    """A copy of a JSON schema whose free strings and lists carry length bounds unless they have their
-    own: `chars` characters (`fields[name]` for a top-level property `name` and its items),
-    GRAMMAR_MAX_ITEMS items; enums, patterns and formats are left alone."""
+def bounded(schema: Any) -> Any:
+    """A copy of a JSON schema whose free strings and lists carry length bounds (GRAMMAR_MAX_CHARS,
+    GRAMMAR_MAX_ITEMS) unless they have their own; enums, patterns and formats are left alone."""
     if isinstance(schema, list):
-        return [bounded(node, chars) for node in schema]
+        return [bounded(node) for node in schema]
     if not isinstance(schema, dict):
         return schema
-    node = {}
-    for key, value in schema.items():
-        if key == "properties" and isinstance(value, dict):
-            node[key] = {name: bounded(part, (fields or {}).get(name, GRAMMAR_MAX_CHARS)) for name, part in value.items()}
-        else:
-            node[key] = bounded(value, chars)
+    node = {key: bounded(value) for key, value in schema.items()}
     if node.get("type") == "string" and not {"maxLength", "enum", "const", "pattern", "format"} & node.keys():
-        node["maxLength"] = chars
+        node["maxLength"] = GRAMMAR_MAX_CHARS
     if node.get("type") == "array" and "maxItems" not in node:
         node["maxItems"] = GRAMMAR_MAX_ITEMS
     return node

@@ -15,7 +15,6 @@ from dspy.lm15 import Config, Message, Request
 
 from ferret.programs import lm as lmmod
 from ferret.programs.lm import (
-    FIELD_MAX_CHARS,
     GRAMMAR_MAX_CHARS,
     GRAMMAR_MAX_ITEMS,
     LOCAL_MAX_TOKENS,
@@ -234,19 +233,6 @@ def test_bounded_caps_open_strings_and_lists_only():
     assert "maxLength" not in schema["properties"]["reasoning"]  # the request's schema is not changed
 
 
-def test_a_top_level_field_has_its_own_bound_and_its_items_and_nested_fields_keep_theirs():
-    schema = {"type": "object", "properties": {
-        "need": {"type": "string"},
-        "subqueries": {"type": "array", "items": {"type": "string"}},
-        "label": {"type": "string", "maxLength": 300},
-        "finding": {"type": "object", "properties": {"need": {"type": "string"}}}}}
-    props = bounded(schema, fields={"need": 50, "subqueries": 70, "label": 10})["properties"]
-    assert props["need"]["maxLength"] == 50
-    assert props["subqueries"]["items"]["maxLength"] == 70 and props["subqueries"]["maxItems"] == GRAMMAR_MAX_ITEMS
-    assert props["label"]["maxLength"] == 300  # a schema's own bound stands
-    assert props["finding"]["properties"]["need"]["maxLength"] == GRAMMAR_MAX_CHARS  # only top-level fields
-
-
 def test_grammar_ends_an_open_string_as_valid_json(local_lm):
     schema = {"type": "object", "properties": {"story": {"type": "string"}}, "required": ["story"],
               "additionalProperties": False}
@@ -256,18 +242,6 @@ def test_grammar_ends_an_open_string_as_valid_json(local_lm):
     response = local_lm.engine.complete(request)
     assert len(json.loads(response.text)["story"]) <= GRAMMAR_MAX_CHARS
     assert response.finish_reason == "stop"
-
-
-def test_a_chain_of_thoughts_reasoning_ends_at_its_fields_bound():
-    class Explain(dspy.Signature):
-        """Explain at great length, step by step, then answer."""
-
-        question: str = dspy.InputField()
-        answer: str = dspy.OutputField()
-
-    with dspy.context(lm=make_lm("local"), adapter=dspy.JSONAdapter()):  # 512 tokens: room to go on
-        result = dspy.ChainOfThought(Explain)(question="Why do ferrets sleep so much? Give every reason you know.")
-    assert 0 < len(result.reasoning) <= FIELD_MAX_CHARS["reasoning"] < GRAMMAR_MAX_CHARS
 
 
 @contextmanager
