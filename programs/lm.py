@@ -45,7 +45,7 @@ LOCAL_MAX_TOKENS = 512
 GRAMMAR_MAX_CHARS = 400
 GRAMMAR_MAX_ITEMS = 5
 PREFIX_CACHE_MB = 512  # the prompts' cached KV states (`programs.prefix_cache`): some 40 prompts of 1,000 tokens
-SAVED_PREFIX_MB = 256  # the shared prefixes' KV states kept on disk across processes (`prefix_cache.SavedPrefixes`)
+SAVED_PREFIX_MB = 256  # prompts' parts before their last message, on disk (`prefix_cache.SavedPrefixes`)
 _COPY_BUFFER = 8 * 1024 * 1024
 _load_lock = threading.Lock()
 

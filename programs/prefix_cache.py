@@ -28,8 +28,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import llama_cpp
+import numpy as np
 from llama_cpp import Llama
 from llama_cpp import llama_cpp as capi
 
@@ -116,10 +116,10 @@ class SavedPrefixes:
         """The entry saved under `key` (None if another process dropped it)."""
         try:
             state = (self.folder / f"{key}.state").read_bytes()
+            os.utime(self.folder / f"{key}.state")  # used now: the last to be dropped
         except OSError:
             self.tokens.pop(key, None)
             return None
-        os.utime(self.folder / f"{key}.state")
         return Entry(self.tokens[key], state)
 
     def save(self, entry: Entry) -> None:
