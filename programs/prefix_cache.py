@@ -176,8 +176,7 @@ class PrefixCachedLlama(Llama):
     def generate(self, tokens, *args, **kwargs):
         tokens = list(tokens)
         started = time.perf_counter()
-        if self.prefix_cache is not None:
-            self._restore(tokens)
+        saved = self._restore(tokens) if self.prefix_cache is not None else 0
         kept = shared_prefix(self.input_ids[:self.n_tokens].tolist(), tokens)
         call = {"prompt_tokens": len(tokens), "cached_tokens": min(kept, len(tokens) - 1), "output_tokens": 0,
                 "prefill_seconds": 0.0, "decode_seconds": 0.0}
@@ -197,11 +196,11 @@ class PrefixCachedLlama(Llama):
             call["decode_seconds"] = round(time.perf_counter() - (first or started), 3)
             if self.prefix_cache is not None:
                 self._keep(len(tokens))
-                self._save(tokens)
+                self._save(tokens, saved)
 
-    def _restore(self, tokens: list[int]) -> None:
+    def _restore(self, tokens: list[int]) -> int:
         """Put the cached or saved state sharing the most of `tokens` into the context, when it shares at
-        least MIN_RESTORED more than the context holds."""
+        least MIN_RESTORED more than the context holds; the length of the longest saved prefix of `tokens`."""
         held = shared_prefix(self.input_ids[:self.n_tokens].tolist(), tokens)
         shared, entry = self.prefix_cache.longest(tokens)
         saved, key = self.saved_prefixes.longest(tokens) if self.saved_prefixes else (0, None)
@@ -209,24 +208,25 @@ class PrefixCachedLlama(Llama):
             shared, entry = saved, loaded
             self.prefix_cache.put(entry)
         if entry is None or shared < held + MIN_RESTORED:
-            return
+            return saved
         self._ctx.kv_cache_seq_rm(-1, 0, -1)
         state = (ctypes.c_uint8 * len(entry.state)).from_buffer_copy(entry.state)
         if capi.llama_state_seq_set_data(self._ctx.ctx, state, len(entry.state), 0) == 0:
             self.n_tokens = 0  # not restored: the prompt is computed whole
-            return
+            return saved
         self.input_ids[:len(entry.tokens)] = entry.tokens
         self.n_tokens = len(entry.tokens)
         self._requires_eval = True
+        return saved
 
-    def _save(self, tokens: list[int]) -> None:
-        """Save the part of the prompt before its last message, when it is long enough and no saved
-        prefix of the prompt already covers it (the context holds the prompt, `_keep`)."""
+    def _save(self, tokens: list[int], saved: int) -> None:
+        """Save the part of the prompt before its last message, when it is long enough and longer than
+        `saved`, the longest saved prefix of the prompt (the context holds the prompt, `_keep`)."""
         last, self._last_message_tokens = self._last_message_tokens, None
         if self.saved_prefixes is None or last is None:
             return
         part = len(tokens) - last
-        if part < MIN_SAVED or self.n_tokens < part or self.saved_prefixes.longest(tokens)[0] >= part:
+        if part < MIN_SAVED or self.n_tokens < part or saved >= part:
             return
         self._ctx.kv_cache_seq_rm(-1, part, -1)
         self.n_tokens = part
