@@ -596,7 +596,8 @@ _PRONOUN = re.compile(r"^\W*(?:(it|he|she|they)|its|his|her|their)\b", re.IGNORE
 
 def _subject(title: str, pronoun: re.Match) -> str:
     """The page's subject (its title, less a "(film)" that tells it from another) for the pronoun a sentence starts with."""
-    return title_name(title) if pronoun[1] else f"{title_name(title)}'s"
+    name = title_name(title)
+    return name if pronoun[1] else f"{name}'s"
 
 
 def gap_type(question: str, answer: str, sentence: str, start: int, end: int, texts: dict[tuple[str, int], str],
