@@ -23,6 +23,11 @@ that page opens with.
   besides the question's and stopwords, as the first one prints it ("an American writer" and "an
   American poet": "American").
 
+With the small-model profile the comparison answers the question (the iterative program's comparison rung);
+for any LM it checks what a step states (`Comparison.states`): a verdict or a choice that agrees is grounded
+on the sides' own pages, which no sentence can do alone (a page that grounds one name or verdict grounds
+the other as well), and one that does not is refused with what code compared as the reason.
+
 A part without a page titled by its name, or a question of another kind ("Which plant is larger?"),
 gets no answer. On a corpus whose documents are not titled by what they are about (filings) no part has
 a page, so the rung never answers there. On HotpotQA's 100 questions (22 comparisons) it answers 10, all
@@ -36,6 +41,7 @@ from dataclasses import dataclass
 from ferret.corpus.passages import without_title
 from ferret.corpus.numbers import EARLY_YEAR
 from ferret.corpus.words import WORD_PART, sentences, stems
+from ferret.programs.grounding import GROUNDED, Grounding
 from ferret.programs.hops import parts, title_name
 from ferret.programs.passage_answer import ARTICLE, asks_yes_no
 from ferret.signatures.types import Finding
@@ -51,6 +57,7 @@ _NAME = r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*"
 _DEMONYM = re.compile(rf"\b(?:is|was|are|were)\s+(?:a|an)\s+({_NAME})")  # "is an American film director"
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
 _LIFE_SPAN = re.compile(r"\(([^()]*[–—-][^()]*)\)")  # "(October 10, 1924 – December 10, 1978)"
+_VERDICT = re.compile(r"\s*(yes|no)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -75,6 +82,28 @@ class Comparison:
         return [Finding(label=side.name, value=side.value, doc_id=side.hit["doc_id"], page=side.hit["page"],
                         section=side.hit.get("section") or "", context=" ".join(side.sentence.split())[:120])
                 for side in self.sides]
+
+    @property
+    def shown(self) -> list[str]:
+        """Each side's value with its page: "The Exies: 1997 · p.1"."""
+        return [f"{side.name}: {side.value} · p.{side.hit['page']}" for side in self.sides]
+
+    def grounding(self) -> Grounding:
+        """Grounded on each side's own page, by the value code read there."""
+        return Grounding(GROUNDED, shown=self.shown, pages={(s.hit["doc_id"], s.hit["page"]): GROUNDED for s in self.sides})
+
+    def states(self, answer: str) -> bool:
+        """Whether `answer` states this comparison's answer: the same yes or no first ("Yes, both are
+        directors"); of an order, the side it names first is the one picked ("The Exies, formed in 1997, before
+        Circus Diablo"); of what they have in common, the shared words."""
+        if self.kind in ("both", "same"):
+            return bool(verdict := _VERDICT.match(answer)) and verdict[1].lower() == self.answer.lower()
+        if self.kind == "common":
+            return stems(self.answer, loose=True) <= stems(answer, loose=True)
+        said = _plain(answer)
+        named = [(at.start(), side.name) for side in self.sides
+                 if (at := re.search(rf"(?<!\w){re.escape(_plain(side.name))}(?!\w)", said))]
+        return bool(named) and min(named)[1] == self.answer
 
 
 def compare(question: str, corpus, bucket: str | None = None, doc_id: str | None = None) -> Comparison | None:

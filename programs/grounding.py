@@ -12,8 +12,9 @@ operands; else the words it adds to the question) is looked for on the pages it 
 - `unsupported`: printed on no cited page, or of another type than the question asks for (a section
   number for a count of days, a name for an amount, no yes or no to a yes/no question).
 The answer's level is its weakest value's. A yes or no is grounded only when code computed it (a trend's
-verdict from its years' values, `programs.statement_metric`; the profile's comparison rung): a page that
-states the claim grounds "yes" and "no" alike, so a verdict the model stated is `on_page` at most.
+verdict from its years' values, `programs.statement_metric`; a comparison of each side's own page,
+`programs.comparison`, which the iterative program also checks a stated verdict or choice against): a
+page that states the claim grounds "yes" and "no" alike, so a verdict the model stated is `on_page` here.
 Question words are stems (`corpus.words.stems`), a few synonyms of financial statements joined (SYNONYMS), words of the questions' boilerplate (GENERIC) and the cited
 document's own name aside (every line of a filing is about its company).
 All of this is code, without an LM. A text value's sentence can name several things, so a program that

@@ -29,7 +29,8 @@ question → table rung, no LM (`programs.table_rung`): a change, percentage cha
   they print and of each compared name), skipped when it finds no passage the first read did not read.
   With the small-model profile (`programs.repairs`: the embedded models only) a question worded as a
   comparison or a bridge (`programs.hops.hop_needed`) skips the first read for the hops read, and a
-  comparison is first tried in code on each part's own page (`programs.comparison`, no LM).
+  comparison is first tried in code on each part's own page (`programs.comparison`, no LM). With any LM,
+  a verdict or choice a step states that this comparison agrees with is grounded on those pages.
 → loop (the reads are the first of `max_iterations`):
     shopping item → the strategy's search (the item's words; for the question itself the label
     search of "annotations" uses the Router's entities and topic terms instead)
@@ -63,6 +64,7 @@ tool step, its rung's).
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 
 import dspy
@@ -71,7 +73,7 @@ from dspy.utils.exceptions import DSPyError
 from ferret.corpus.tools import HYBRID, Corpus, check_weight
 from ferret.programs.arithmetic import SUM_ASKED
 from ferret.programs.capabilities import Computed, capability_tools, computed_results
-from ferret.programs.comparison import compare
+from ferret.programs.comparison import Comparison, compare
 from ferret.programs.confirm import confirmed
 from ferret.programs.first_read import ReadSettings, first_read
 from ferret.programs.grounding import GROUNDED, LEVELS, UNSUPPORTED, Grounding, at_least, check_accept, citation_levels, ground, settle
@@ -241,16 +243,21 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         the question's parts compared on their own pages (`programs.comparison`), settled as a read's answer
         whose grounding is the comparison's: each part's value printed in its page's sentence; None, with
         nothing recorded, when the comparison does not decide."""
-        found = compare(state.question, self.corpus, bucket=state.bucket, doc_id=state.doc_id) if state.hop_wait else None
+        found = self._comparison(state) if state.hop_wait else None
         if found is None:
             return None
         hits = [side.hit for side in found.sides]
         state.show(hits)
-        shown = [f"{side.name}: {side.value} · p.{side.hit['page']}" for side in found.sides]
-        grounding = Grounding(GROUNDED, shown=shown, pages={(h["doc_id"], h["page"]): GROUNDED for h in hits})
         step = {"rung": "comparison", "strategy": f"comparison ({found.kind}): each part on its own page, in code",
-                "results": len(hits), "answer": found.answer, "values": shown, "lm_call": False}
-        return self._settle(state, "comparison", step, hits, PassageAnswer(found.answer, found.findings), "", grounding)
+                "results": len(hits), "answer": found.answer, "values": found.shown, "lm_call": False}
+        return self._settle(state, "comparison", step, hits, PassageAnswer(found.answer, found.findings), "",
+                            found.grounding())
+
+    def _comparison(self, state: Run) -> Comparison | None:
+        """The question's comparison decided in code (`programs.comparison`), computed once a question."""
+        if state.comparison is None:
+            state.comparison = (compare(state.question, self.corpus, bucket=state.bucket, doc_id=state.doc_id),)
+        return state.comparison[0]
 
     def _hops(self, state: Run) -> dict | None:
         """The hops rung: the read (`_read`) of a multi-hop search's passages (`_hop_hits`), when it found one
@@ -458,6 +465,10 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         bridges = list(dict.fromkeys(hit["via"] for hit in state.read_hits if hit.get("via")))
         places = [(f.doc_id, f.page) for f in findings]
         grounding = ground(state.question, answer, values, places, self.corpus, computation, bridges)
+        if grounding.level != GROUNDED and (found := self._comparison(state)) is not None:
+            grounding = found.grounding() if found.states(answer) else replace(
+                grounding, reason=f"{grounding.reason}; compared in code on their own pages: {found.answer} "
+                                  f"({'; '.join(found.shown)})")
         return confirmed(self.confirm, state.question, answer, grounding, self.accept)
 
     def _question_rows(self, state: Run) -> list[dict]:

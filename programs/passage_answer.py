@@ -25,6 +25,7 @@ from ferret.corpus.numbers import YEAR, number_spans, numbers_in
 from ferret.corpus.words import first_sentence
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                         may_ask_calculation, written_expression)
+from ferret.programs.hops import offered
 from ferret.programs.verify import SCALES, TOLERANCE, answer_numbers
 from ferret.signatures.types import Finding
 
@@ -86,8 +87,10 @@ def stated_year(question: str, answer: str) -> str:
 def restates(question: str, answer: str) -> bool:
     """The answer adds nothing to the question: no word and no number the question does not hold
     ("The band f(x) performed in both Welcome to the Show and the band f(x)"); a yes or no to a yes/no
-    question adds its verdict."""
+    question adds its verdict, and one of two names a question offers adds the choice ("Which is older, A or B?")."""
     if asks_yes_no(question) and re.match(r"\s*(?:yes|no)\b", answer, re.IGNORECASE):
+        return False
+    if sum(_words(option) <= _words(answer) for option in offered(question)) == 1:
         return False
     return not _words(answer) - _words(question) and set(numbers_in(answer)) <= set(numbers_in(question))
 

@@ -14,7 +14,8 @@ program is told (`repairs=True` or `False` from Python, `--repairs on|off` on th
   ("the film that was shot in ...") is read after the hops search, not before it;
 - comparisons in code (`programs.comparison`): which came first, whether both are what the question
   says, what they share, from each compared name's own page (HotpotQA's comparison questions: 10 of its
-  100 answered, 10 right, none on the owners' held-out multi-hop set, so never a wrong one seen);
+  100 answered, 10 right, none on the owners' held-out multi-hop set, so never a wrong one seen); for
+  any other LM the same comparison only checks a verdict or choice the LM states;
 - follow-ups (`conversation.is_new_topic`, `conversation.keeps_turn`): a turn that refers back ("its",
   "And ...?") is a follow-up whatever the rewrite said, and a rewrite that loses the turn's words is
   replaced by the turn resolved in code.

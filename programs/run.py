@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from dspy.utils.exceptions import DSPyError, LMError
 
+from ferret.programs.comparison import Comparison
 from ferret.programs.grounding import Grounding
 from ferret.programs.result import error_text
 from ferret.programs.strategy import Policy
@@ -24,8 +25,9 @@ class Run:
     `filters`, `terms`) by the route step only; `findings`, `failures`, `trajectory`, `read_hits` grow as the
     steps read (`keep`, `fail`, `show`, `log`); `grounding`, `computation`, `derived` and `rows` are the answering
     step's (`answered`, which also replaces the findings by what the answer rests on), `candidate` the best read
-    answer not grounded enough; `rung` is the step that stated an answer (the answer's `answered_by`), else
-    the ladder's rung or Synthesis running."""
+    answer not grounded enough, `comparison` the question's comparison decided in code (or not) once a step
+    asked; `rung` is the step that stated an answer (the answer's `answered_by`), else the ladder's rung or
+    Synthesis running."""
 
     question: str
     doc_id: str | None = None
@@ -48,6 +50,7 @@ class Run:
     computation: str = ""  # the calculation an answer's number was computed by
     grounding: Grounding | None = None
     candidate: tuple[str, Grounding] | None = None
+    comparison: tuple[Comparison | None] | None = None  # the question's comparison in code, once computed
     rung: str = ""  # "table", "structured", "read", "hops", "comparison", a ladder method, "synthesis"
     lm_error: str = ""  # a step's LM call failed after DSPy's retries: the question ends once that step is logged
 

@@ -183,7 +183,8 @@ def test_an_answer_that_restates_the_question_or_copies_a_passage_does_not_stand
         == "the answer only restates the question"
     assert restates("How many times was he premier?", "He was premier 3 times.") is False  # the number is new
     assert restates("Are Nantong and Jingdezhen in the same province?", "No") is False  # the verdict is new
-    assert restates("Which is in the same province, Nantong or Jingdezhen?", "Nantong") is True
+    assert restates("Which is in the same province, Nantong or Jingdezhen?", "Nantong") is False  # the choice is new
+    assert restates("Which is in the same province, Nantong or Jingdezhen?", "Nantong or Jingdezhen") is True
     copied = ("Sales to the U.S. government were the largest share of sales in each of the three years, "
               "followed by sales to foreign governments through the Foreign Military Sales program and by "
               "sales to commercial customers in transportation")

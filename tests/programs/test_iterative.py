@@ -610,3 +610,22 @@ def test_a_read_of_the_questions_row_and_year_is_grounded_and_says_where(small_c
 def test_accept_names_a_level(small_corpus):
     with pytest.raises(ValueError, match="accept='verified'"):
         IterativeRetriever(small_corpus, accept="verified")
+
+
+@pytest.mark.parametrize("answer, stated", [("The Exies, formed in 1997, seven years before Circus Diablo", True),
+                                            ("Circus Diablo", False)])
+def test_a_users_lm_choice_is_grounded_when_the_comparison_in_code_agrees(hop_corpus, answer, stated):
+    """With a user's own LM the comparison rung does not answer, but it checks: a choice the read states is
+    grounded when each part's own page says so (which a page's sentence alone cannot ground: it grounds both
+    names alike); the other choice stays unconfirmed, with what code compared as its reason."""
+    question = "Which band was formed first, The Exies or Circus Diablo?"
+    read = {"calculation": {"expression": ""}, "answer": answer, "sources": [1, 2], "missing": ""}
+    result, engine = run(hop_corpus, {"read": read}, question=question, doc_id=None, read_k=2, max_iterations=1)
+    assert engine.steps()[:2] == ["route", "read"] and not steps_of(result, "comparison")
+    if stated:
+        assert result.status == "answer" and result.answer == answer and result.grounding == "grounded"
+        assert result.answered_by == "read"
+    else:
+        assert result.status == "fail" and result.answered_by == ""
+        assert "compared in code on their own pages: The Exies (The Exies: 1997 · p.1; Circus Diablo: 2004 · p.1)" \
+            in steps_of(result, "read")[0]["reason"]
