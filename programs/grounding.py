@@ -566,7 +566,7 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
         top = max(map(len, about), default=0)
         for sentence, named, as_printed in zip(resolved, about, printed):
             if found := phrase.search(sentence):
-                level = GROUNDED if named and len(named) == top else ON_PAGE
+                level = GROUNDED if named and (len(named) == top or _beside_gap(question, sentence, found)) else ON_PAGE
                 if level == GROUNDED and (miss := gap_type(question, found[0], sentence, found.start(), found.end(), texts,
                                                                _YES_NO_START.sub("", answer))):
                     level = ON_PAGE
@@ -593,6 +593,24 @@ _BEFORE_PLACE = {"in", "at", "from", "near", "of", "outside", "across", "to", "w
 _PERSON_CUES = re.compile(r"\b(?:born|he|she|his|her|died)\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’-]+")
 _PRONOUN = re.compile(r"^\W*(?:(it|he|she|they)|its|his|her|their)\b", re.IGNORECASE)  # a sentence's subject told before
+
+
+_WH = re.compile(r"\b(?:who|whom|what|which|where|when)\b", re.IGNORECASE)
+GAP_WORDS = 2  # content words of the question on each side of its wh-word ...
+NEAR_WORDS = 4  # ... printed this near the answer
+
+
+def _beside_gap(question: str, sentence: str, found: re.Match) -> bool:
+    """The sentence prints near the answer a word the question puts before its gap (its wh-word), not a name
+    it names: "created by TV executive Reg Watson" for "... created by who?", "headquartered in Canton" for
+    "headquartered in what city?", even where another sentence of the page names more of the question."""
+    wh = _WH.search(question)
+    if wh is None:
+        return False
+    content = lambda text: [word for word in _WORD.findall(text) if word.lower() not in STOPWORDS]
+    gap = stems(" ".join(content(question[:wh.start()])[-GAP_WORDS:])) - stems(" ".join(names(question)))
+    near = stems(" ".join(_WORD.findall(sentence[:found.start()])[-NEAR_WORDS:] + _WORD.findall(sentence[found.end():])[:NEAR_WORDS]))
+    return bool(gap & near)
 
 
 def _subject(title: str, pronoun: re.Match) -> str:

@@ -484,3 +484,18 @@ def test_a_where_that_names_the_place_of_a_number_asks_for_no_name():
     assert expected_type("Where was Kerry Saxby-Junna born?", "6,960") == name
     assert expected_type("Kerry Saxby-Junna was born where?", "6,960") == name
     assert expected_type("What was the ship named?", "1912") == name
+
+
+def test_a_name_printed_beside_the_words_the_question_puts_before_its_gap_grounds():
+    """The page's first sentence names more of the question ("Australian soap opera"), but the relation the
+    question asks through ("created by who?") is printed beside the answer in another sentence; a name of
+    that page beside no such word still does not ground."""
+    pages = _Pages({"Neighbours": "Neighbours is an Australian television soap opera. It was first broadcast on "
+                                  "the Seven Network. It was created by TV executive Reg Watson. It stars Alan Fletcher."})
+    question = "Kate Ramsay is a character from an Australian soap opera Neighbours created by who?"
+    page = [("Neighbours", 1)]
+    grounding = ground(question, "Reg Watson", None, page, pages)
+    assert grounding.level == GROUNDED and grounding.sentence == "It was created by TV executive Reg Watson."
+    assert ground(question, "Alan Fletcher", None, page, pages).level == ON_PAGE
+    assert ground("Which actor of the Australian soap opera Neighbours was born in Melbourne?", "Reg Watson", None,
+                  page, pages).level == ON_PAGE  # no word before the gap: the sentence naming most decides
