@@ -386,13 +386,15 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
 
 def stated_numbers(answer: str, question: str) -> list[float]:
     """The numbers an answer states: those after its last "=" or ":" when any are ("2019: $909; 2018:
-    $1,305" → 1,305), the question's own numbers aside, and years too unless the question asks for one."""
+    $1,305" → 1,305), the question's own numbers aside, and years too unless the question asks for one (then
+    a year it names is one it offers: "Between 2018 and 2019, which year had higher revenue?")."""
     if numbers_in(result := re.split(r"[=:]", answer)[-1]):
         answer = result
-    given = numbers_in(question)
-    found = [n for n in numbers_in(answer) if not any(same_number(n, g) for g in given)]
-    if not _ASKS_YEAR.search(question):
-        found = [n for n in found if not (n.is_integer() and 1900 <= n <= 2100 and YEAR.search(f"{n:.0f}"))]
+    given, asks = numbers_in(question), bool(_ASKS_YEAR.search(question))
+    is_year = lambda n: n.is_integer() and 1900 <= n <= 2100 and bool(YEAR.search(f"{n:.0f}"))
+    found = [n for n in numbers_in(answer) if (asks and is_year(n)) or not any(same_number(n, g) for g in given)]
+    if not asks:
+        found = [n for n in found if not is_year(n)]
     return list(dict.fromkeys(found))
 
 

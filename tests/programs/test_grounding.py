@@ -152,6 +152,9 @@ def test_a_year_answers_which_year_only_where_the_questions_row_is_largest(corpu
     assert grounding.level == GROUNDED and grounding.shown == ["2023 · Consumer · p.13"]
     assert ground(question, "2022", None, SEGMENTS, corpus).level != GROUNDED
     assert ground(question.replace("largest", "smallest"), "2022", None, SEGMENTS, corpus).level == GROUNDED
+    offered = "Between 2022 and 2023, which year had the larger Consumer segment revenue?"  # the years it names are its choices
+    assert ground(offered, "2023", None, SEGMENTS, corpus).level == GROUNDED
+    assert ground(offered, "2022", None, SEGMENTS, corpus).level != GROUNDED
 
 
 def test_ask_prints_an_unconfirmed_answer_as_such_and_a_grounded_one_with_what_grounded_it(small_corpus, monkeypatch,
