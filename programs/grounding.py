@@ -598,7 +598,7 @@ _PRONOUN = re.compile(r"^\W*(?:(it|he|she|they)|its|his|her|their)\b", re.IGNORE
 
 
 _WH = re.compile(r"\b(?:who|whom|what|which|where|when)\b", re.IGNORECASE)
-GAP_WORDS = 2  # content words of the question on each side of its wh-word ...
+GAP_WORDS = 2  # content words of the question just before its wh-word ...
 NEAR_WORDS = 4  # ... printed this near the answer
 
 

@@ -113,3 +113,15 @@ def test_each_sides_value_is_printed_on_its_page():
                              ("Are Nantong and Jingdezhen situated in the same province?", PLACES)]:
         for finding in compare(question, pages).findings:
             assert value_on_page(finding, pages.page_text(finding.doc_id, 1)), (question, finding)
+
+
+def test_what_an_answer_states_is_checked_against_the_comparison():
+    """A user's LM's answer agrees with a comparison when it gives its verdict first, picks its side first, or
+    says what the sides share; the other verdict or side, or a choice naming the other side first, does not."""
+    order = compare("Which band was formed first, The Exies or Circus Diablo?", BANDS)
+    assert order.states("The Exies") and order.states("Exies, formed in 1997, nine years before Circus Diablo")
+    assert not order.states("Circus Diablo, formed after The Exies") and not order.states("Neither")
+    both = compare("Are Medici and Senet both board games?", BANDS)
+    assert both.states("Yes, both are board games.") and not both.states("No") and not both.states("Both are games")
+    common = compare("What do E. B. White and Dan Masterson have in common?", BANDS)
+    assert common.states("Both are American writers") and not common.states("They are poets")
