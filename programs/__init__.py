@@ -6,6 +6,10 @@
 Imports are lazy so that `ferret ingest` and `ferret search` do not load DSPy's programs.
 """
 PROGRAM_NAMES = ("iterative", "oneshot", "react")
+# The iterative program's iterations by default: the first read and the hops read. On every split of the three
+# sets the ladder after them showed no scripted reader a gold answer the reads had not, and cost the embedded
+# model some 40% of its seconds with no right answer gained on train (docs/benchmarks.md); more runs it.
+DEFAULT_ITERATIONS = 2
 
 
 def make_program(name: str, corpus, max_iterations: int | None = None, accept: str = "grounded",

@@ -31,7 +31,7 @@ question → table rung, no LM (`programs.table_rung`): a change, percentage cha
   comparison or a bridge (`programs.hops.hop_needed`) skips the first read for the hops read, and a
   comparison is first tried in code on each part's own page (`programs.comparison`, no LM). With any LM,
   a verdict or choice a step states that this comparison agrees with is grounded on those pages.
-→ loop (the reads are the first of `max_iterations`):
+→ loop (the reads are the first of `max_iterations`; with the default two, the ladder does not run):
     shopping item → the strategy's search (the item's words; for the question itself the label
     search of "annotations" uses the Router's entities and topic terms instead)
     → Extraction (fresh context: a short agent reads the results; on a "select" rung, where there is
@@ -71,6 +71,7 @@ import dspy
 from dspy.utils.exceptions import DSPyError
 
 from ferret.corpus.tools import HYBRID, Corpus, check_weight
+from ferret.programs import DEFAULT_ITERATIONS
 from ferret.programs.arithmetic import SUM_ASKED
 from ferret.programs.capabilities import Computed, capability_tools, computed_results
 from ferret.programs.comparison import Comparison, compare
@@ -122,12 +123,13 @@ class IterativeRetriever(SavedSettings, dspy.Module):
     SETTINGS = ("max_iterations", "top_k", "context_chars", "agent_steps", "row_limit", "read_k", "read_chars", "repairs",
                 "long_text", "demo_k", "lexical_weight", "hops_first")
 
-    def __init__(self, corpus: Corpus | str | Path, max_iterations: int = 4, top_k: int = 4,
+    def __init__(self, corpus: Corpus | str | Path, max_iterations: int = DEFAULT_ITERATIONS, top_k: int = 4,
                  context_chars: int = 400, agent_steps: int = 1, row_limit: int = ROW_LIMIT,
                  read_k: int = 5, read_chars: int = 600, lms: dict[str, dspy.LM] | None = None,
                  accept: str = GROUNDED, repairs: bool | None = None, long_text: bool = False, demo_k: int = 0,
                  lexical_weight: float = HYBRID, hops_first: bool = False):
-        """`read_k` passages of `read_chars` characters are the first rung's read (the one-call
+        """`max_iterations`: the first two are the reads (the default, DEFAULT_ITERATIONS); more run the ladder.
+        `read_k` passages of `read_chars` characters are the first rung's read (the one-call
         baseline's); `top_k` results of `context_chars` each step of the loop after it. `accept`: the
         lowest grounding (`programs.grounding`) an answer is stated with; a read grounded below it
         does not end the question, and a final answer below it becomes a "fail" with the answer as its

@@ -8,7 +8,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ferret.programs import PROGRAM_NAMES
+from ferret.programs import DEFAULT_ITERATIONS, PROGRAM_NAMES
 
 DEFAULT_INDEX = "runs/index"
 SUMMARIES_HELP = ("what writes the summaries of long documents' chunks: 'extractive' (code, the default) or an LM "
@@ -83,7 +83,8 @@ def program_options(parser: argparse.ArgumentParser, lm_help: str = "LiteLLM mod
 
 def iterations_option(parser: argparse.ArgumentParser, default: int | None = None) -> None:
     parser.add_argument("--max-iterations", type=count(1, MAX_ITERATIONS), default=default,
-                        help=f"iterative program only (default {default or 4})")
+                        help=f"iterative program only (default {default or DEFAULT_ITERATIONS}: the first read and "
+                             "the hops read; more runs the ladder of searches after them)")
 
 
 def long_text_option(parser: argparse.ArgumentParser) -> None:

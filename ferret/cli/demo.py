@@ -10,7 +10,6 @@ from ferret.cli.experiments import print_row, print_summary
 
 DEMO_KINDS = ("lookup", "list", "aggregate", "clause")  # the sample questions `ferret demo` asks first
 DEMO_EVAL_QUESTIONS = 6
-DEMO_MAX_ITERATIONS = 2  # keeps the demo to minutes on the embedded model
 
 
 def add_commands(commands) -> None:
@@ -18,7 +17,7 @@ def add_commands(commands) -> None:
     demo.add_argument("--index", help="index directory (default runs/indexes/sample)")
     program_options(demo)
     demo.add_argument("--limit", type=count(1, MAX_QUESTIONS), default=DEMO_EVAL_QUESTIONS, help="sample questions to evaluate")
-    iterations_option(demo, DEMO_MAX_ITERATIONS)
+    iterations_option(demo)
     accept_option(demo)
     demo.set_defaults(run=_demo)
 

@@ -26,9 +26,10 @@ NEEDS = {"status": "needs", "answer": "", "sources": [], "confidence": 0.2, "nee
 
 
 def run(small_corpus, script, question="What was total revenue last year?", doc_id="report", **options):
+    """The program with the ladder after the reads (four iterations) unless `options` say otherwise."""
     lm, engine = scripted_lm(script)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        result = IterativeRetriever(small_corpus, **options)(question=question, doc_id=doc_id)
+        result = IterativeRetriever(small_corpus, **{"max_iterations": 4, **options})(question=question, doc_id=doc_id)
     return result, engine
 
 
@@ -629,3 +630,16 @@ def test_a_users_lm_choice_is_grounded_when_the_comparison_in_code_agrees(hop_co
         assert result.status == "fail" and result.answered_by == ""
         assert "compared in code on their own pages: The Exies (The Exies: 1997 · p.1; Circus Diablo: 2004 · p.1)" \
             in steps_of(result, "read")[0]["reason"]
+
+
+def test_by_default_the_question_ends_after_the_reads_and_more_iterations_run_the_ladder(hop_corpus):
+    """The default two iterations are the first read and the hops read; a question they do not answer ends
+    with no extraction (the failure decided in code when no finding was kept). Four run the ladder's searches."""
+    missing = {"calculation": {"expression": ""}, "answer": "", "sources": [], "missing": "not in these passages"}
+    question = "Who wrote the film shot around Leland?"
+    lm, engine = scripted_lm({"read": [missing, missing]})
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        result = IterativeRetriever(hop_corpus)(question=question)
+    assert engine.steps() == ["route", "read", "read"] and result.status == "fail" and not steps_of(result, "extract")
+    laddered, _ = run(hop_corpus, {"read": [missing, missing]}, question=question, doc_id=None)
+    assert steps_of(laddered, "extract")
