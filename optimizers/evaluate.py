@@ -229,14 +229,15 @@ def _row(example: dspy.Example, prediction: dspy.Prediction | None, metrics: dic
          error: str = "") -> dict:
     if prediction is None:
         prediction = dspy.Prediction(status="error", answer="", evidence=[], citations=[], citations_verified=False,
-                                     lm_calls=0, tokens={"input": 0, "output": 0}, seconds=0.0, lm_seconds=0.0,
+                                     lm_calls=0, tokens={"input": 0, "output": 0, "cached": 0}, seconds=0.0, lm_seconds=0.0,
                                      reason=error)
     scores = {name: float(metric(example, prediction)) for name, metric in metrics.items()}
     return {"id": example.id, "question": example.question, "gold": example.answer, "answer": prediction.answer,
             "status": prediction.status, "answered_by": prediction.get("answered_by") or "",
             "reason": prediction.get("reason") or "", "error": error, **scores,
             "lm_calls": prediction.lm_calls, "input_tokens": prediction.tokens["input"],
-            "output_tokens": prediction.tokens["output"], "seconds": prediction.seconds,
+            "output_tokens": prediction.tokens["output"], "cached_tokens": prediction.tokens["cached"],
+            "seconds": prediction.seconds,
             "lm_seconds": prediction.get("lm_seconds") or 0.0,
             **({"rewritten": prediction.rewritten} if prediction.get("rewritten") is not None else {}),
             "result": as_json(prediction) if not error else {"error": error}}
@@ -256,7 +257,8 @@ def summarize(rows: list[dict]) -> dict:
     summary = {"n": n, **per_question, "answered_rate": mean("answered"),
                "citations_verified_rate": mean("citations_verified", answered), "error_count": sum(1 for row in rows if row["error"]),
                "avg_lm_calls": mean("lm_calls"), "avg_input_tokens": mean("input_tokens"),
-               "avg_output_tokens": mean("output_tokens"), "avg_seconds": mean("seconds"),
+               "avg_output_tokens": mean("output_tokens"), "avg_cached_tokens": mean("cached_tokens"),
+               "avg_seconds": mean("seconds"),
                "outside_lm_share": round(1 - lm_seconds / seconds, 4) if seconds else 0.0}
     outcome = dict.fromkeys(STATUS_COUNTS, 0)
     for row in rows:

@@ -25,6 +25,7 @@ from dspy.clients.engines.base import validate_request
 from dspy.lm15 import Message, Request, Response, TextPart, UnsupportedFeatureError, Usage, response_to_events
 
 from ferret.paths import cache_dir
+from ferret.programs.grammar_adapter import GrammarAdapter
 
 logger = logging.getLogger(__name__)
 # LiteLLM's bundled price list, not a download on import: offline, the download's retries cost ~6 s
@@ -252,6 +253,7 @@ class LlamaCppEngine:
     """
 
     supports_response_schema = True
+    decodes_under_grammar = True  # `programs.grammar_adapter`: a schema's fields a decision leaves unused are held empty
     supported_params = frozenset({"temperature", "max_tokens", "top_p", "seed", "stop", "response_format"})
 
     def __init__(self, model_path: str | None = None, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
@@ -402,5 +404,5 @@ def lm_name(spec: str) -> str:
 
 def answering(lm: dspy.LM):
     """The context every program runs in: `lm`, with DSPy's JSON adapter (typed, parseable outputs
-    that the embedded model's grammar constrains)."""
-    return dspy.context(lm=lm, adapter=dspy.JSONAdapter())
+    that the embedded model's grammar constrains; `programs.grammar_adapter`)."""
+    return dspy.context(lm=lm, adapter=GrammarAdapter())

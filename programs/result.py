@@ -43,15 +43,16 @@ def check_input(corpus, question, doc_id: str | None = None, bucket: str | None 
 
 
 def measured(run: Callable[[], dspy.Prediction]) -> dspy.Prediction:
-    """Run a program body, adding its LM calls, input/output tokens, wall seconds and seconds spent in
-    the LM to the result."""
+    """Run a program body, adding its LM calls, input/output tokens (and the input tokens an LM reported
+    as cached, not computed anew), wall seconds and seconds spent in the LM to the result."""
     started, timer = time.perf_counter(), _LMTimer()
     with track_usage() as usage, dspy.context(callbacks=[*dspy.settings.get("callbacks", []), timer]):
         result = run()
     totals = usage.get_total_tokens().values()
     result.lm_calls = sum(len(entries) for entries in usage.usage_data.values())
     result.tokens = {"input": sum(t.get("prompt_tokens") or 0 for t in totals),
-                     "output": sum(t.get("completion_tokens") or 0 for t in totals)}
+                     "output": sum(t.get("completion_tokens") or 0 for t in totals),
+                     "cached": sum((t.get("prompt_tokens_details") or {}).get("cached_tokens") or 0 for t in totals)}
     result.seconds = round(time.perf_counter() - started, 2)
     result.lm_seconds = round(timer.seconds, 2)
     return result

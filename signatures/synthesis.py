@@ -1,7 +1,9 @@
 """Synthesis: answer from findings only (never raw text), or say what is still needed."""
-from typing import Literal
+from typing import Annotated, Literal
 
 import dspy
+
+from ferret.signatures.types import WrittenWhen
 
 
 class Synthesis(dspy.Signature):
@@ -22,6 +24,6 @@ class Synthesis(dspy.Signature):
     answer: str = dspy.OutputField()
     sources: list[int] = dspy.OutputField()
     confidence: float = dspy.OutputField(desc="0 to 1")
-    need: str = dspy.OutputField()
-    need_reason: str = dspy.OutputField()
-    clarification: str = dspy.OutputField()
+    need: Annotated[str, WrittenWhen("status", ("needs",))] = dspy.OutputField()
+    need_reason: Annotated[str, WrittenWhen("status", ("needs", "fail"))] = dspy.OutputField()
+    clarification: Annotated[str, WrittenWhen("status", ("clarify",))] = dspy.OutputField()

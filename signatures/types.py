@@ -7,6 +7,7 @@ embedded model's grammar enforces them, so a 0.5B model cannot ramble into the o
 (A signature's own output fields cannot be bounded so: DSPy 3.4 builds their schema from the type alone.)"""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, Union
 
 from pydantic import BaseModel, Field
@@ -24,6 +25,18 @@ def bound(items: int | None = None, chars: int | None = None) -> dict:
     if items is None:
         return string
     return {"maxItems": items, **({"items": string} if chars else {})}
+
+
+@dataclass(frozen=True)
+class WrittenWhen:
+    """An output field's mark (`Annotated[str, WrittenWhen("status", ("needs",))]`): the field is written
+    only when the output field `field`, a Literal written before it, takes one of `values`, and is empty
+    otherwise. The embedded model's grammar holds it to that (`programs.grammar_adapter`), so it spends
+    no tokens on a field its decision left unused; any other LM reads which field is for what in the
+    instruction."""
+
+    field: str
+    values: tuple[str, ...]
 
 
 class Constraint(BaseModel):

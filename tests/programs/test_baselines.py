@@ -62,4 +62,4 @@ def test_ferret_ask_json(small_corpus, monkeypatch, capsys):
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["status"] == "answer" and out["citations"][0]["page"] == 1
     assert set(out) >= {"status", "answer", "citations", "findings", "failed_searches", "iterations", "lm_calls",
-                        "tokens", "seconds"} and set(out["tokens"]) == {"input", "output"}
+                        "tokens", "seconds"} and set(out["tokens"]) == {"input", "output", "cached"}
