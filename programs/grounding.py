@@ -358,6 +358,8 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
             return _ground_text(question, answer, texts, bridges)
         values = stated_numbers(answer, question)
     if not values:
+        if list_items(answer):  # "Debtors, Cash and cash equivalents" for "What made up current assets?"
+            return _ground_text(question, answer, texts, bridges)
         return Grounding(UNSUPPORTED, "the answer states no number")
     years = question_years(question) | (set(YEAR.findall(answer)) if verdict else set())
     asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))), years,
@@ -521,7 +523,37 @@ def _count_unit(question: str) -> str:
     return next(iter(stems(word)), "") if word and word not in ("times", "of") else ""
 
 
+_LIST_SEPARATOR = re.compile(r"\s*(?:[;,]\s*(?:and\s+)?|\s+and\s+)", re.IGNORECASE)
+
+
+def list_items(answer: str) -> list[str]:
+    """The items of an answer that lists two or more values, none a number ("Billed, Unbilled", "UK, USA and
+    Germany"); [] for any other answer."""
+    items = [item.strip(" .") for item in _LIST_SEPARATOR.split(_YES_NO_START.sub("", answer))]
+    items = [item for item in items if item]
+    return items if len(items) >= 2 and not any(numbers_in(item) for item in items) else []
+
+
 def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str]) -> Grounding:
+    """`_ground_value`; an answer that lists values (`list_items`) and does not ground whole, as printed,
+    grounds as its least grounded item: a page prints a list's items in a sentence with "and", or each in
+    its own row of a table."""
+    whole = _ground_value(question, answer, texts, bridges)
+    if whole.level == GROUNDED or not (items := list_items(answer)):
+        return whole
+    each = [_ground_value(question, item, texts, bridges) for item in items]
+    worst = min(each, key=lambda grounding: LEVELS.index(grounding.level))
+    if LEVELS.index(worst.level) <= LEVELS.index(whole.level):
+        return whole
+    pages: dict[tuple[str, int], str] = {}
+    for grounding in each:
+        for place, level in grounding.pages.items():
+            pages[place] = max(pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
+    return Grounding(worst.level, worst.reason, shown=[shown for grounding in each for shown in grounding.shown],
+                     pages=pages)
+
+
+def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str]) -> Grounding:
     """A text value: the words the answer adds to the question, printed together on a cited page about
     what the question names (`_subject_pages`), in the sentence of that page that names most of what the question,
     or a bridge to it, names (with the page's title: "Maximum Overdrive" names the film a bridge reached);

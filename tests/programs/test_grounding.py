@@ -13,7 +13,8 @@ from ferret.cli import main
 from ferret.programs.baselines import OneShotRAG
 from ferret.programs.confirm import confirmed
 from ferret.programs.display import citation_mark, grounding_lines
-from ferret.programs.grounding import (GROUNDED, ON_PAGE, UNSUPPORTED, expected_type, ground, numbers_only,
+from ferret.programs.grounding import (GROUNDED, ON_PAGE, UNSUPPORTED, expected_type, ground, list_items,
+                                      numbers_only,
                                       question_stems, settle)
 from ferret.programs.lm import answering
 from ferret.programs.verify import same_number
@@ -502,3 +503,23 @@ def test_a_name_printed_beside_the_words_the_question_puts_before_its_gap_ground
     assert ground(question, "Alan Fletcher", None, page, pages).level == ON_PAGE
     assert ground("Which actor of the Australian soap opera Neighbours was born in Melbourne?", "Reg Watson", None,
                   page, pages).level == ON_PAGE  # no word before the gap: the sentence naming most decides
+
+
+def test_a_list_grounds_as_its_least_grounded_item_where_the_page_prints_it_otherwise():
+    """The page prints the items with "and" between the last two; the answer lists them with commas."""
+    passage = _Passage("Contracts\nOur contract types are fixed-price, cost-plus and time-and-material. "
+                       "Revenue from sales is recognised over time.")
+    question, page = "What are the contract types?", [("Contracts", 1)]
+    assert list_items("fixed-price, cost-plus, time-and-material") == ["fixed-price", "cost-plus", "time-and-material"]
+    assert ground(question, "fixed-price, cost-plus, time-and-material", None, page, passage).level == GROUNDED
+    refused = ground(question, "fixed-price, cost-plus, unit-price", None, page, passage)
+    assert refused.level == UNSUPPORTED and "unit-price" in refused.reason  # one item printed nowhere
+    assert ground(question, "fixed-price, sales", None, page, passage).level == ON_PAGE  # printed in another sentence
+
+
+def test_a_list_answers_a_question_naming_a_metric_when_it_lists_no_number():
+    passage = _Passage("Balance sheet\nCurrent assets are made up of debtors and cash and cash equivalents.")
+    question, page = "What were the components making up current assets?", [("Balance sheet", 1)]
+    assert ground(question, "Debtors, Cash and cash equivalents", None, page, passage).level == GROUNDED
+    assert ground(question, "Debtors", None, page, passage).reason == "the answer states no number"  # no list
+    assert list_items("12, 14 and 16") == [] and list_items("Canton") == []
