@@ -24,7 +24,8 @@ EMPTY = {"type": "string", "maxLength": 0}
 
 def conditional_schema(schema: dict, signature: type[dspy.Signature]) -> dict | None:
     """`schema` (the signature's output object) as one branch per value of the field the marked fields
-    depend on, each marked field empty where the value leaves it unused; None when no field is marked."""
+    depend on, each marked field empty where the value leaves it unused; None when no field is marked.
+    ValueError unless that field is one Literal output field written before every marked one."""
     marks = {name: mark for name, field in signature.output_fields.items()
              for mark in field.metadata if isinstance(mark, WrittenWhen)}
     if not marks:
@@ -33,6 +34,10 @@ def conditional_schema(schema: dict, signature: type[dspy.Signature]) -> dict | 
     if len(deciding) != 1:
         raise ValueError(f"{signature.__name__}: fields marked WrittenWhen depend on one field, not {sorted(deciding)}")
     (field,) = deciding
+    order = list(signature.output_fields)
+    if "enum" not in schema["properties"].get(field, {}) or any(order.index(name) < order.index(field) for name in marks):
+        raise ValueError(f"{signature.__name__}: fields marked WrittenWhen depend on a Literal output field written "
+                         f"before them, not {field!r}")
     branches = []
     for value in schema["properties"][field]["enum"]:
         properties = {**schema["properties"], field: {**schema["properties"][field], "enum": [value]}}

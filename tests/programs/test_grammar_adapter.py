@@ -37,7 +37,7 @@ def test_one_branch_per_status_with_its_unused_fields_empty():
         assert branch["required"] == plain["required"] and branch["additionalProperties"] is False
 
 
-def test_a_signature_without_marks_keeps_its_schema_and_marks_depend_on_one_field():
+def test_a_signature_without_marks_keeps_its_schema_and_marks_depend_on_one_literal_before_them():
     signature = dspy.ChainOfThought(ReadPassages).predict.signature
     assert conditional_schema(schema_of(signature), signature) is None
 
@@ -50,6 +50,20 @@ def test_a_signature_without_marks_keeps_its_schema_and_marks_depend_on_one_fiel
 
     with pytest.raises(ValueError, match="one field"):
         conditional_schema(schema_of(TwoDeciders), TwoDeciders)
+
+    class DecidedAfter(dspy.Signature):
+        question: str = dspy.InputField()
+        note: Annotated[str, WrittenWhen("kind", ("a",))] = dspy.OutputField()
+        kind: Literal["a", "b"] = dspy.OutputField()
+
+    class NotALiteral(dspy.Signature):
+        question: str = dspy.InputField()
+        kind: str = dspy.OutputField()
+        note: Annotated[str, WrittenWhen("kind", ("a",))] = dspy.OutputField()
+
+    for signature in (DecidedAfter, NotALiteral):  # the branches would not leave the text before them alone
+        with pytest.raises(ValueError, match="a Literal output field written before them"):
+            conditional_schema(schema_of(signature), signature)
 
 
 class Recording:
