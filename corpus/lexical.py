@@ -73,36 +73,51 @@ class TermCounts:
 
 class BM25:
     """BM25 over the live rows of shards' term counts, one row space: shard 0's rows, then shard 1's...
-    `live[i]` says which rows of shard i still exist (None: all)."""
+    `live[i]` says which rows of shard i still exist (None: all).
+
+    A search scoped to some rows (`scores(query, within)`: one document, a bucket, a filter) is scored with
+    the statistics of those rows, as one bm25s index of them would be: a term printed on every page of
+    a filing tells its pages apart no more than a stopword does, however rare it is in the corpus."""
 
     def __init__(self, shards: list[TermCounts], live: list[np.ndarray | None]):
         self.shards, self.live = shards, live
         self.size = sum(shard.size for shard in shards)
-        lengths = [shard.lengths if alive is None else shard.lengths[alive] for shard, alive in zip(shards, live)]
-        self.rows_alive = sum(len(part) for part in lengths)
-        average = float(sum(part.sum(dtype=np.float64) for part in lengths)) / max(self.rows_alive, 1)
-        self.norms = [K1 * (1 - B + B * shard.lengths.astype(np.float64) / max(average, 1e-9)) for shard in shards]
+        self.offsets = np.cumsum([0, *(shard.size for shard in shards)])
+        self.rows_alive, self.norms = self._statistics(live)
 
-    def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every row for `query` (zeros for rows without a query term, and dead rows)."""
+    def _statistics(self, live: list[np.ndarray | None]) -> tuple[int, list[np.ndarray]]:
+        """The number of rows `live` keeps, and each shard's length norms at their average length."""
+        lengths = [shard.lengths if alive is None else shard.lengths[alive] for shard, alive in zip(self.shards, live)]
+        rows = sum(len(part) for part in lengths)
+        average = float(sum(part.sum(dtype=np.float64) for part in lengths)) / max(rows, 1)
+        return rows, [K1 * (1 - B + B * shard.lengths.astype(np.float64) / max(average, 1e-9)) for shard in self.shards]
+
+    def scores(self, query: str, within: np.ndarray | None = None) -> np.ndarray:
+        """BM25 score of every row for `query` (zeros for rows without a query term, and dead rows); with
+        `within` (a boolean mask over the row space), of the live rows it allows, by their statistics, and
+        zero elsewhere."""
+        live, (rows_alive, norms) = self.live, (self.rows_alive, self.norms)
+        if within is not None:
+            live = [within[start:stop] if alive is None else alive & within[start:stop]
+                    for alive, start, stop in zip(self.live, self.offsets, self.offsets[1:])]
+            rows_alive, norms = self._statistics(live)
         tokens = tokenize([query])[0] if self.size else []
-        found = {term: [self._live_postings(i, term) for i in range(len(self.shards))] for term in dict.fromkeys(tokens)}
+        found = {term: [self._live_postings(i, term, live[i]) for i in range(len(self.shards))]
+                 for term in dict.fromkeys(tokens)}
         scores = [np.zeros(shard.size, dtype=np.float32) for shard in self.shards]
         for term in tokens:  # a repeated query term counts again, as in bm25s
             postings = found[term]
             frequency = sum(len(rows) for rows, _ in postings)
             if frequency == 0:
                 continue
-            idf = np.float64(np.float32(np.log(1 + (self.rows_alive - frequency + 0.5) / (frequency + 0.5))))
+            idf = np.float64(np.float32(np.log(1 + (rows_alive - frequency + 0.5) / (frequency + 0.5))))
             for i, (rows, counts) in enumerate(postings):
                 # bm25s's arithmetic: a term's score rounded to float32 once, added up in float32 term by term
-                scores[i][rows] += (idf * counts / (self.norms[i][rows] + counts)).astype(np.float32)
+                scores[i][rows] += (idf * counts / (norms[i][rows] + counts)).astype(np.float32)
         return np.concatenate(scores or [np.zeros(0, dtype=np.float32)])
 
-    def _live_postings(self, shard: int, term: str) -> tuple[np.ndarray, np.ndarray]:
+    def _live_postings(self, shard: int, term: str, alive: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         postings = self.shards[shard].postings(term)
         if postings is None:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
-        alive = self.live[shard]
         return postings if alive is None else (postings[0][alive[postings[0]]], postings[1][alive[postings[0]]])
-

@@ -177,8 +177,9 @@ class ShardedIndex:
         """Whether an unfiltered dense search walks an HNSW graph in some shard."""
         return any(vectors.approximate for vectors in self.vectors)
 
-    def lexical_scores(self, query: str) -> np.ndarray:
-        return self.lexical.scores(query)
+    def lexical_scores(self, query: str, within: np.ndarray | None = None) -> np.ndarray:
+        """BM25 of every row; with `within`, of the rows it allows by their own statistics (`BM25.scores`)."""
+        return self.lexical.scores(query, within)
 
     def top(self, query_vector: np.ndarray, k: int, mask: np.ndarray | None = None) -> list[tuple[int, float]]:
         """The `k` live rows most similar to `query_vector` among those `mask` allows, best first: the

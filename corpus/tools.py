@@ -198,8 +198,9 @@ class Corpus:
             self._hits(found, query, context_chars)
 
     def _lexical_scores(self, index: ShardedIndex, query: str, mask: np.ndarray | None) -> np.ndarray:
-        scores = index.lexical_scores(query)
-        return scores if mask is None else np.where(mask, scores, 0.0)
+        """BM25 of the rows `mask` allows, with their own statistics (a search inside one filing weighs its
+        terms by how they spread over that filing's pages), zero elsewhere."""
+        return index.lexical_scores(query, mask)
 
     def _semantic_top(self, index: ShardedIndex, query: str, mask: np.ndarray | None, k: int) -> list[tuple[int, float]]:
         if len(index.ids) == 0:

@@ -50,3 +50,20 @@ def test_term_counts_survive_saving(tmp_path):
     for query in QUERIES:
         np.testing.assert_array_equal(BM25([loaded], [None]).scores(query), BM25([counts], [None]).scores(query))
     assert BM25([TermCounts.build([])], [None]).scores("revenue").shape == (0,)
+
+
+def test_a_scoped_search_scores_as_one_index_of_the_live_rows_in_its_scope():
+    cut = [0, 9, len(TEXTS)]
+    shards = [TermCounts.build(TEXTS[a:b]) for a, b in zip(cut, cut[1:])]
+    live = [np.array([i != 2 for i in range(shards[0].size)]), None]
+    sharded = BM25(shards, live)
+    within = np.array([i % 2 == 0 or i == len(TEXTS) - 1 for i in range(len(TEXTS))])
+    kept = within & np.concatenate([live[0], np.ones(shards[1].size, bool)])
+    assert kept.any() and (within & ~kept).any()  # the scope holds a deleted row, which stays out
+    for query in QUERIES:
+        scores = sharded.scores(query, within)
+        assert (scores[~kept] == 0).all()
+        np.testing.assert_array_equal(scores[kept], one_index_scores([t for t, k in zip(TEXTS, kept) if k], query),
+                                      err_msg=query)
+    assert not np.array_equal(sharded.scores("winter tires revenue", within)[kept],
+                              sharded.scores("winter tires revenue")[kept])  # the scope's statistics, not the corpus's

@@ -29,6 +29,29 @@ def test_a_query_is_embedded_once_for_all_its_searches(small_corpus, monkeypatch
     assert embedded == [[query], [query + "?"]]
 
 
+
+def test_a_search_inside_one_document_weighs_words_by_how_they_spread_in_it(tmp_path):
+    """"Acme" is rare in the corpus but on every part of Acme's report: inside the report it tells the parts
+    apart no more than a stopword, so the part on capital expenditures ranks first, as it does not in an open
+    search, where "Acme" weighs most."""
+    from ferret.corpus.ingest import ingest
+    from ferret.corpus.tools import Corpus
+
+    (tmp_path / "acme.md").write_text(
+        "# Overview\n\nAcme overview. Acme is Acme's name for the Acme group: Acme, Acme and Acme.\n\n"
+        "# Investment\n\nAcme capital expenditures were $5 million in 2023, for new plants.\n\n"
+        "# People\n\nAcme employees work in Acme offices; Acme's staff of Acme grew.")
+    for i in range(6):
+        (tmp_path / f"other{i}.txt").write_text(
+            f"Company {i} reported capital expenditures on machinery and capital expenditures on land in {2010 + i}.")
+    ingest(sorted(tmp_path.glob("*.*")), tmp_path / "index")
+    corpus = Corpus(tmp_path / "index")
+    query = "Acme capital expenditures"
+    inside = corpus.search_text(query, doc_id="acme")
+    assert [hit["section"] for hit in inside][:1] == ["Investment"] and len(inside) == 3
+    assert corpus.search_text(query)[0]["section"] == "Overview"
+
+
 def test_fetch_section_matches_titles_fuzzily_and_respects_the_budget(small_corpus):
     section = small_corpus.fetch_section("report", "note 3 revenue")
     assert section["title"].startswith("Note 3") and "control of the goods" in section["text"]
