@@ -29,11 +29,10 @@ def test_a_query_is_embedded_once_for_all_its_searches(small_corpus, monkeypatch
     assert embedded == [[query], [query + "?"]]
 
 
-
 def test_a_search_inside_one_document_weighs_words_by_how_they_spread_in_it(tmp_path):
-    """"Acme" is rare in the corpus but on every part of Acme's report: inside the report it tells the parts
-    apart no more than a stopword, so the part on capital expenditures ranks first, as it does not in an open
-    search, where "Acme" weighs most."""
+    """The company's name is rare in the corpus but printed on every part of its report: inside the report it
+    tells the parts apart no more than a stopword, so the part on capital expenditures ranks first; in an open
+    search, where the name weighs most, it does not."""
     from ferret.corpus.ingest import ingest
     from ferret.corpus.tools import Corpus
 
