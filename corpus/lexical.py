@@ -83,24 +83,23 @@ class BM25:
         self.shards, self.live = shards, live
         self.size = sum(shard.size for shard in shards)
         self.offsets = np.cumsum([0, *(shard.size for shard in shards)])
-        self.rows_alive, self.norms = self._statistics(live)
+        self.rows_alive, self.average = self._statistics(live)
 
-    def _statistics(self, live: list[np.ndarray | None]) -> tuple[int, list[np.ndarray]]:
-        """The number of rows `live` keeps, and each shard's length norms at their average length."""
+    def _statistics(self, live: list[np.ndarray | None]) -> tuple[int, float]:
+        """The number of rows `live` keeps, and their average length."""
         lengths = [shard.lengths if alive is None else shard.lengths[alive] for shard, alive in zip(self.shards, live)]
         rows = sum(len(part) for part in lengths)
-        average = float(sum(part.sum(dtype=np.float64) for part in lengths)) / max(rows, 1)
-        return rows, [K1 * (1 - B + B * shard.lengths.astype(np.float64) / max(average, 1e-9)) for shard in self.shards]
+        return rows, float(sum(part.sum(dtype=np.float64) for part in lengths)) / max(rows, 1)
 
     def scores(self, query: str, within: np.ndarray | None = None) -> np.ndarray:
         """BM25 score of every row for `query` (zeros for rows without a query term, and dead rows); with
         `within` (a boolean mask over the row space), of the live rows it allows, by their statistics, and
         zero elsewhere."""
-        live, (rows_alive, norms) = self.live, (self.rows_alive, self.norms)
+        live, rows_alive, average = self.live, self.rows_alive, self.average
         if within is not None:
             live = [within[start:stop] if alive is None else alive & within[start:stop]
                     for alive, start, stop in zip(self.live, self.offsets, self.offsets[1:])]
-            rows_alive, norms = self._statistics(live)
+            rows_alive, average = self._statistics(live)
         tokens = tokenize([query])[0] if self.size else []
         found = {term: [self._live_postings(i, term, live[i]) for i in range(len(self.shards))]
                  for term in dict.fromkeys(tokens)}
@@ -112,8 +111,9 @@ class BM25:
                 continue
             idf = np.float64(np.float32(np.log(1 + (rows_alive - frequency + 0.5) / (frequency + 0.5))))
             for i, (rows, counts) in enumerate(postings):
+                norms = K1 * (1 - B + B * self.shards[i].lengths[rows].astype(np.float64) / max(average, 1e-9))
                 # bm25s's arithmetic: a term's score rounded to float32 once, added up in float32 term by term
-                scores[i][rows] += (idf * counts / (norms[i][rows] + counts)).astype(np.float32)
+                scores[i][rows] += (idf * counts / (norms + counts)).astype(np.float32)
         return np.concatenate(scores or [np.zeros(0, dtype=np.float32)])
 
     def _live_postings(self, shard: int, term: str, alive: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
