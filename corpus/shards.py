@@ -178,7 +178,8 @@ class ShardedIndex:
         return any(vectors.approximate for vectors in self.vectors)
 
     def lexical_scores(self, query: str, within: np.ndarray | None = None) -> np.ndarray:
-        """BM25 of every row; with `within`, of the rows it allows by their own statistics (`BM25.scores`)."""
+        """BM25 of every row; with `within`, of the rows it allows, by their own statistics (a search inside one
+        filing weighs its terms by how they spread over that filing's pages; `BM25.scores`), zero elsewhere."""
         return self.lexical.scores(query, within)
 
     def top(self, query_vector: np.ndarray, k: int, mask: np.ndarray | None = None) -> list[tuple[int, float]]:

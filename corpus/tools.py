@@ -187,20 +187,15 @@ class Corpus:
         if within is not None:
             mask = within if mask is None else mask & within
         if weight == 1.0:
-            ranked = top_rows(self._lexical_scores(index, query, mask), top_k, positive=True)
+            ranked = top_rows(index.lexical_scores(query, mask), top_k, positive=True)
         elif weight == 0.0:
             ranked = self._semantic_top(index, query, mask, top_k)
         else:
-            ranked = _fuse([top_rows(self._lexical_scores(index, query, mask), FUSION_DEPTH, positive=True),
+            ranked = _fuse([top_rows(index.lexical_scores(query, mask), FUSION_DEPTH, positive=True),
                             self._semantic_top(index, query, mask, FUSION_DEPTH)], top_k, (weight, 1.0 - weight))
         found = [(int(index.ids[i]), score) for i, score in ranked]
         return self._summary_hits(found, query, context_chars) if scope == "summary" else \
             self._hits(found, query, context_chars)
-
-    def _lexical_scores(self, index: ShardedIndex, query: str, mask: np.ndarray | None) -> np.ndarray:
-        """BM25 of the rows `mask` allows, with their own statistics (a search inside one filing weighs its
-        terms by how they spread over that filing's pages), zero elsewhere."""
-        return index.lexical_scores(query, mask)
 
     def _semantic_top(self, index: ShardedIndex, query: str, mask: np.ndarray | None, k: int) -> list[tuple[int, float]]:
         if len(index.ids) == 0:
@@ -547,7 +542,7 @@ class Corpus:
         `precise`, every lexical match when there is any."""
         if len(self.labels.ids) == 0:
             return {}
-        scores = self._lexical_scores(self.labels, self._expand_abbreviations(label_query), mask)
+        scores = self.labels.lexical_scores(self._expand_abbreviations(label_query), mask)
         if precise and (every := top_rows(scores, len(scores), positive=True)):  # an aggregate covers every match
             return {int(self.labels.ids[i]): score for i, score in every}
         lexical = top_rows(scores, LABEL_CANDIDATES, positive=True)
