@@ -12,8 +12,10 @@ phrase anywhere in the answer, however long:
   number of its first sentence or of the answer, years and the question's own numbers aside), rounded
   to the gold's printed decimals, equals it ("0.664" matches "0.66"; "24.3" and "$1.58 billion" do not
   match 24.26 and "$1577.00"; "6577 + 6332 = 12,909" does not match 6,577, nor does an answer listing
-  several candidate values one of which is the gold). An item of a list gold may be any number of the
-  answer. The gold's scale is its own scale word, else TAT-QA's `scale`,
+  several candidate values one of which is the gold). A gold whose decimals are all zeros is a whole number
+  printed with cents, itself rounded (FinanceBench's "$382.00" for a cash flow of $381,603 thousand): an
+  answer that rounds to it as a whole number, within 0.5 % of it, matches too ("381.603"; not "1.4" for
+  "1.00"). An item of a list gold may be any number of the answer. The gold's scale is its own scale word, else TAT-QA's `scale`,
   else the units the question asks for ("Answer in USD millions"); the answer may give the number in
   those units with or without the scale word ("1,577", "1,577 million", "$1.577 billion"; not "1,577
   thousand"). Signs must agree, but a negative gold also matches its magnitude in an answer that words a
@@ -42,7 +44,7 @@ from ferret.corpus.numbers import detect_scale, numbers_in, parse_value
 from ferret.corpus.records import Value
 from ferret.corpus.words import first_sentence
 from ferret.programs.lm import answering
-from ferret.programs.verify import same_number
+from ferret.programs.verify import TOLERANCE, same_number
 from ferret.signatures.judge import JudgeAnswer
 
 SHORT_ANSWER = 30
@@ -89,6 +91,8 @@ def number_found(value: Value, item: str, answer: str, stated: list[float] | Non
     printed = value.number / value.scale
     decimals = len(match[1]) if (match := re.search(r"\.(\d+)", item)) else 0
     half_unit = 0.5 * 10 ** -decimals * (1 + 1e-6)
+    if match and not match[1].strip("0"):  # "$382.00": a whole number printed with cents, itself rounded
+        half_unit = max(half_unit, min(0.5, TOLERANCE * abs(printed)))
     decrease = printed < 0 and _DECREASE.search(answer)
     for number in numbers_in(answer) if stated is None else stated:
         number = -number if decrease and number > 0 else number

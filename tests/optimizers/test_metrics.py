@@ -45,8 +45,18 @@ def test_financebench_gold_in_usd_millions(financebench):
     inventories = financebench["financebench_id_04417"]  # "... Answer in USD millions." -> "$5409.00"
     assert inventories.answer == "$5409.00" and "USD millions" in inventories.question
     check(inventories,
-          right=["Best Buy's FY2019 inventories were $5,409 million.", "5409", "$5.409 billion", "USD 5,409m"],
-          wrong=["$5.41 billion", "$5,409 thousand", "$5,490 million", "Inventories were $5,409.3 million."])
+          right=["Best Buy's FY2019 inventories were $5,409 million.", "5409", "$5.409 billion", "USD 5,409m",
+                 "Inventories were $5,409.3 million."],  # "$5409.00": a whole number, to which 5,409.3 rounds
+          wrong=["$5.41 billion", "$5,409 thousand", "$5,490 million", "$5,409.6 million"])
+
+
+def test_a_gold_printed_with_zero_cents_is_a_whole_number_that_a_more_precise_answer_matches():
+    """FinanceBench prints whole millions with cents ("$382.00" for a cash flow of $381,603 thousand): an answer in
+    the asked units that rounds to it matches; a small gold keeps its precision ("1.00" is not 1.4)."""
+    cash = dspy.Example(question="How much cash did Block generate from operating activities in FY2020? Answer in "
+                                 "USD millions.", answer="$382.00")
+    check(cash, right=["381.603", "$381.6 million", "$382 million"], wrong=["381.4", "$0.38 billion", "383"])
+    check(dspy.Example(question="What was the quick ratio?", answer="1.00"), right=["1.004", "1"], wrong=["1.4", "0.99"])
 
 
 def test_financebench_ratio_and_negative_golds_at_their_precision(financebench):
