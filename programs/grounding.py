@@ -74,6 +74,9 @@ _ASKS_REASON = re.compile(r"\s*(?:why|what (?:drove|caused|explains|led|does|do|
                           r"explain|describe|summari[sz]e|what (?:is|was|are|were) the (?:\w+ )?reasons?)\b", re.IGNORECASE)  # a question about a number that asks for no number
 _ASKS_QUANTITY = re.compile(rf"\b(?:{_QUANTITY})\b", re.IGNORECASE)  # a metric's name alone is not
 _ASKS_ITEMS = re.compile(r"\s*(?:what|which)\s+(?:are|were)\b", re.IGNORECASE)  # "What are the components of the ratio?"
+# "Which geographic region had the biggest drop in revenues?": a thing picked by its number, named (not "which was", a relative)
+_ASKS_WHICH = re.compile(r"\bwhich\s+(?!(?:financial\s+|fiscal\s+)?years?\b|(?:is|was|are|were|has|have|had|did|does|do|can|could|"
+                         r"will|would|may|might)\b)[a-z]", re.IGNORECASE)
 _ASKS_PURPOSE = re.compile(r"\b(?:purpose|objective|used for|used to|represent|include|nature|reason)\b", re.IGNORECASE)
 _ASKS_NAME = re.compile(r"\b(?:name[ds]?|called|titled)\b|^\s*where\b|\bwhere\s*\??\s*$",  # not "the city where X was born"
                         re.IGNORECASE)
@@ -166,8 +169,9 @@ def asks_year(question: str) -> bool:
 
 def asks_number(question: str) -> bool:
     """The question asks for a number: how much or many, or a metric named (revenue, margin, ...), not
-    why or how it came to be, nor yes or no."""
-    return bool(_ASKS_NUMBER.search(question)) and not asks_reason(question) and not asks_yes_no(question)
+    why or how it came to be, nor yes or no, nor which thing a number picks ("which region had the biggest drop")."""
+    return (bool(_ASKS_NUMBER.search(question)) and not asks_reason(question) and not asks_yes_no(question)
+            and not _ASKS_WHICH.search(question))
 
 
 def expected_type(question: str, answer: str) -> str:
@@ -199,12 +203,20 @@ def expected_type(question: str, answer: str) -> str:
     return ""
 
 
+# A sum or difference a question writes between the terms of its own formula ("CCC is defined as: DIO + DSO - DPO",
+# "FCF here is defined as: (cash from operations - capex)"); not a sign between numbers or years ("FY2015 - FY2017"),
+# nor a slash, which between words is an "or" ("increase / (decrease)")
+_FORMULA_OPERATOR = re.compile(r"(?<=[A-Za-z)])\s+([-+])\s+(?=[A-Za-z(])")
+
+
 def computed_type(question: str, computation: str) -> str:
     """Why a calculation is not of the operation the question names ("" when it is, or when there is
     none): a percentage change divides a difference, a difference does not divide, a ratio divides, an
-    average adds and divides."""
+    average adds and divides, and a formula the question writes has each of its operators."""
     if not computation:
         return ""
+    if missing := sorted(set(_FORMULA_OPERATOR.findall(question)) - set(computation)):
+        return f"the question's formula has {' and '.join(missing)}, not {computation}"
     asked, divides, subtracts = operations(question), "/" in computation, "-" in computation.lstrip(" (-")
     if _RELATIVE.search(question):  # a growth rate is a percentage change
         asked = asked | {"percentage", "change"}

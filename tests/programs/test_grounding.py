@@ -13,7 +13,7 @@ from ferret.cli import main
 from ferret.programs.baselines import OneShotRAG
 from ferret.programs.confirm import confirmed
 from ferret.programs.display import citation_mark, grounding_lines
-from ferret.programs.grounding import (GROUNDED, ON_PAGE, UNSUPPORTED, expected_type, ground, list_items,
+from ferret.programs.grounding import (GROUNDED, ON_PAGE, UNSUPPORTED, asks_number, computed_type, expected_type, ground, list_items,
                                       numbers_only,
                                       question_stems, settle)
 from ferret.programs.lm import answering
@@ -84,6 +84,18 @@ def test_a_calculation_of_another_operation_than_the_question_names_is_unsupport
     assert grounding.level == UNSUPPORTED and "percentage change" in grounding.reason
 
 
+def test_a_calculation_without_a_sum_or_difference_of_the_formula_the_question_writes_is_unsupported(corpus):
+    """The question's own formula ("CCC is defined as: DIO + DSO - DPO") is summed and subtracted: a calculation that
+    only adds ratios is not it. A slash between words is an "or", not a division asked for."""
+    ccc = ("What is the FY2019 cash conversion cycle (CCC) for Northwind? CCC is defined as: DIO + DSO - DPO. DIO is "
+           "defined as: 365 * (average inventory) / (FY2019 COGS).")
+    grounding = ground(ccc, "1,468.8", [412.6, 380.1], SEGMENTS, corpus, "365 * (412.6 / 380.1) + 365 * (412.6 / 380.1)")
+    assert grounding.level == UNSUPPORTED and "formula has -" in grounding.reason
+    assert computed_type(ccc, "365 * (412.6 / 380.1) + 365 * (380.1 / 412.6) - 365 * (412.6 / 380.1)") == ""
+    assert computed_type("What was the increase / (decrease) in Consumer revenue from 2022 to 2023?", "412.6 - 380.1") == ""
+    assert computed_type("What was Consumer revenue from FY2022 - FY2023 in total?", "412.6 + 380.1") == ""
+
+
 @pytest.mark.parametrize("question, answer, why", [
     ("Does the Consumer segment have positive operating income in 2023?", "38.2", "yes or no"),
     ("In which year was Consumer revenue the largest?", "412.6", "a year"),
@@ -96,6 +108,17 @@ def test_a_calculation_of_another_operation_than_the_question_names_is_unsupport
 def test_an_answer_of_another_type_than_the_question_asks_is_unsupported(corpus, question, answer, why):
     grounding = ground(question, answer, None, SEGMENTS, corpus)
     assert grounding.level == UNSUPPORTED and why in grounding.reason
+
+
+def test_a_question_that_asks_which_thing_a_number_picks_asks_for_its_name(corpus):
+    """"Which segment had the largest revenue change?" names a metric but asks for a segment: its name is read as
+    text, not refused as no number; "In which year ..." still asks for a number (a year)."""
+    grounding = ground("Which segment had the largest percentage change in revenue from 2022 to 2023?", "Consumer",
+                       None, SEGMENTS, corpus)
+    assert grounding.level != UNSUPPORTED and "number" not in grounding.reason
+    assert asks_number("Which segment had the largest revenue in 2023?") is False
+    assert asks_number("In which year was Consumer revenue the largest?") and asks_number(CONSUMER_2022)
+    assert asks_number("What was the revenue, which was the largest, in 2023?")  # "which" of a relative clause
 
 
 def test_an_answer_grounded_below_accept_is_a_fail_with_the_answer_as_unconfirmed_candidate(corpus):
