@@ -196,7 +196,7 @@ def oracle_answer(record: Reading, shown: list[Shown], printed_only: bool = Fals
             holding = evidence  # a sentence-long gold is the evidence's gist, not its words
         if not holding:
             return None
-        found.append((lead, holding[0]))
+        found.append((_as_printed(lead, holding[0].text) if lead == item else lead, holding[0]))
     sources = [number for _, passage in found for number in cited(record, shown, passage)]
     return Stated(", ".join(lead for lead, _ in found), list(dict.fromkeys(sources)))
 
@@ -248,6 +248,17 @@ def _calculated(example: dspy.Example, shown: list[Shown], evidence: list[Shown]
             if answer_correct(example, dspy.Prediction(status="answer", answer=format_result(result))):
                 return Stated("", list(dict.fromkeys((first, second))), expression)
     return None
+
+
+def _as_printed(item: str, text: str) -> str:
+    """`item`, a text without numbers, as `text` prints it, when it does with other case, articles or punctuation
+    ("Developed Rest of World" for a gold "Developed Rest of the World": a reader copies the page); else `item`
+    (a number's sign, currency and percent are the punctuation the words leave out)."""
+    words = [] if re.search(r"\d", item) else normalize(item).split()
+    gap = r"(?:\W+(?:a|an|the)\b)*\W+"
+    article = r"(?:(?:a|an|the)\s+)?" if re.match(r"\s*(?:a|an|the)\b", item, re.IGNORECASE) else ""
+    match = re.search(r"(?<!\w)" + article + gap.join(map(re.escape, words)) + r"(?!\w)", text, re.IGNORECASE) if words else None
+    return match[0] if match else item
 
 
 def _verdict(items: list[str]) -> bool:

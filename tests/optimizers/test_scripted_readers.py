@@ -51,6 +51,13 @@ def test_the_oracle_states_a_name_cited_on_its_pages(hop_corpus, record):
     assert "Maximum Overdrive" in {c["doc_id"] for c in result.citations} or "Blue Velvet" in result.citations[0]["doc_id"]
 
 
+def test_the_oracle_states_a_text_answer_as_the_page_prints_it(hop_corpus):
+    """A gold written in other case (or with other articles or punctuation) is stated as printed, as a reader
+    copies it from the page."""
+    result = ask(hop_corpus, "oracle", {**HOPS[2], "answer": "david lynch"})
+    assert (result.status, result.answer, result.grounding) == ("answer", "David Lynch", "grounded")
+
+
 def test_the_oracle_says_what_is_missing_when_no_passage_holds_the_answer(small_corpus):
     result = ask(small_corpus, "oracle", QUESTIONS[2])
     assert result.status == "fail" and result.answer == "" and result.candidate == ""
