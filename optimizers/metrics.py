@@ -15,10 +15,10 @@ phrase anywhere in the answer, however long:
   several candidate values one of which is the gold). A gold whose decimals are all zeros is a whole number
   printed with cents, itself rounded (FinanceBench's "$382.00" for a cash flow of $381,603 thousand): an
   answer that rounds to it as a whole number, within 0.5 % of it, matches too ("381.603"; not "1.4" for
-  "1.00"). An item of a list gold may be any number of the answer. The gold's scale is its own scale word, else TAT-QA's `scale`,
-  else the units the question asks for ("Answer in USD millions"); the answer may give the number in
-  those units with or without the scale word ("1,577", "1,577 million", "$1.577 billion"; not "1,577
-  thousand"). Signs must agree, but a negative gold also matches its magnitude in an answer that words a
+  "1.00"). An item of a list gold may be any number of the answer. The gold's scale is its own scale
+  word, else TAT-QA's `scale`, else the units the question asks for ("Answer in USD millions"); the
+  answer may give the number in those units with or without the scale word ("1,577", "1,577 million",
+  "$1.577 billion"; not "1,577 thousand"). Signs must agree, but a negative gold also matches its magnitude in an answer that words a
   decrease ("down 3.2%" for "(3.2)%"). Number words ("four") are not read.
 - Yes/no gold ("no", "No. Microsoft decreased its debt ..."): the answer's first yes/no word must agree;
   the rest of such a gold is justification and is not checked.

@@ -257,7 +257,9 @@ def _as_printed(item: str, text: str) -> str:
     words = [] if re.search(r"\d", item) else normalize(item).split()
     gap = r"(?:\W+(?:a|an|the)\b)*\W+"
     article = r"(?:(?:a|an|the)\s+)?" if re.match(r"\s*(?:a|an|the)\b", item, re.IGNORECASE) else ""
-    match = re.search(r"(?<!\w)" + article + gap.join(map(re.escape, words)) + r"(?!\w)", text, re.IGNORECASE) if words else None
+    if not words:
+        return item
+    match = re.search(r"(?<!\w)" + article + gap.join(map(re.escape, words)) + r"(?!\w)", text, re.IGNORECASE)
     return match[0] if match else item
 
 

@@ -74,7 +74,8 @@ _ASKS_REASON = re.compile(r"\s*(?:why|what (?:drove|caused|explains|led|does|do|
                           r"explain|describe|summari[sz]e|what (?:is|was|are|were) the (?:\w+ )?reasons?)\b", re.IGNORECASE)  # a question about a number that asks for no number
 _ASKS_QUANTITY = re.compile(rf"\b(?:{_QUANTITY})\b", re.IGNORECASE)  # a metric's name alone is not
 _ASKS_ITEMS = re.compile(r"\s*(?:what|which)\s+(?:are|were)\b", re.IGNORECASE)  # "What are the components of the ratio?"
-# "Which geographic region had the biggest drop in revenues?": a thing picked by its number, named (not "which was", a relative)
+# "Which geographic region had the biggest drop in revenues?": a thing picked by its number, named (not a relative
+# "which was", nor "which year")
 _ASKS_WHICH = re.compile(r"\bwhich\s+(?!(?:financial\s+|fiscal\s+)?years?\b|(?:is|was|are|were|has|have|had|did|does|do|can|could|"
                          r"will|would|may|might)\b)[a-z]", re.IGNORECASE)
 _ASKS_PURPOSE = re.compile(r"\b(?:purpose|objective|used for|used to|represent|include|nature|reason)\b", re.IGNORECASE)
@@ -215,9 +216,10 @@ def computed_type(question: str, computation: str) -> str:
     average adds and divides, and a formula the question writes has each of its operators."""
     if not computation:
         return ""
-    if missing := sorted(set(_FORMULA_OPERATOR.findall(question)) - set(computation)):
-        return f"the question's formula has {' and '.join(missing)}, not {computation}"
     asked, divides, subtracts = operations(question), "/" in computation, "-" in computation.lstrip(" (-")
+    applied = {"+"} & set(computation) | ({"-"} if subtracts else set())  # a leading sign is no difference
+    if missing := sorted(set(_FORMULA_OPERATOR.findall(question)) - applied):
+        return f"the question's formula has {' and '.join(missing)}, not {computation}"
     if _RELATIVE.search(question):  # a growth rate is a percentage change
         asked = asked | {"percentage", "change"}
     if {"percentage", "change"} <= asked and not (divides and subtracts):
