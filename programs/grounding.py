@@ -74,10 +74,6 @@ _ASKS_REASON = re.compile(r"\s*(?:why|what (?:drove|caused|explains|led|does|do|
                           r"explain|describe|summari[sz]e|what (?:is|was|are|were) the (?:\w+ )?reasons?)\b", re.IGNORECASE)  # a question about a number that asks for no number
 _ASKS_QUANTITY = re.compile(rf"\b(?:{_QUANTITY})\b", re.IGNORECASE)  # a metric's name alone is not
 _ASKS_ITEMS = re.compile(r"\s*(?:what|which)\s+(?:are|were)\b", re.IGNORECASE)  # "What are the components of the ratio?"
-# "Which geographic region had the biggest drop in revenues?": a thing picked by its number, named (not a relative
-# "which was", nor "which year")
-_ASKS_WHICH = re.compile(r"\bwhich\s+(?!(?:financial\s+|fiscal\s+)?years?\b|(?:is|was|are|were|has|have|had|did|does|do|can|could|"
-                         r"will|would|may|might)\b)[a-z]", re.IGNORECASE)
 _ASKS_PURPOSE = re.compile(r"\b(?:purpose|objective|used for|used to|represent|include|nature|reason)\b", re.IGNORECASE)
 _ASKS_NAME = re.compile(r"\b(?:name[ds]?|called|titled)\b|^\s*where\b|\bwhere\s*\??\s*$",  # not "the city where X was born"
                         re.IGNORECASE)
@@ -170,9 +166,8 @@ def asks_year(question: str) -> bool:
 
 def asks_number(question: str) -> bool:
     """The question asks for a number: how much or many, or a metric named (revenue, margin, ...), not
-    why or how it came to be, nor yes or no, nor which thing a number picks ("which region had the biggest drop")."""
-    return (bool(_ASKS_NUMBER.search(question)) and not asks_reason(question) and not asks_yes_no(question)
-            and not _ASKS_WHICH.search(question))
+    why or how it came to be, nor yes or no."""
+    return bool(_ASKS_NUMBER.search(question)) and not asks_reason(question) and not asks_yes_no(question)
 
 
 def expected_type(question: str, answer: str) -> str:
