@@ -54,7 +54,9 @@ two pages they do not. Synthesis runs after a step that kept new
 findings (it already judged the older ones), and once more at the end with `last_chance`
 (answer or fail) when findings exist but no answer came yet. With no kept finding at all it
 could only say "needs", so the loop goes on without it and ends with "fail" and the recorded
-failure reasons, decided in code. The Planner runs only when an iteration is left to use its items.
+failure reasons, decided in code. So does the small-model profile when every kept finding is a value of
+a read whose answer the checks refused (no extraction ran): a 0.5B Synthesis over them said "needs" or
+"fail", or restated a refused value (docs/benchmarks.md). The Planner runs only when an iteration is left to use its items.
 
 What to try next is `programs.strategy.Policy` (plain Python): escalate by cost after a failure,
 re-anchor on the best earlier hit, never repeat a failed (item, strategy), replan after repeated
@@ -306,9 +308,16 @@ class IterativeRetriever(SavedSettings, dspy.Module):
 
     def _last_chance(self, state: Run) -> dict:
         """Synthesis with `last_chance` (answer or fail) over every finding kept, whichever rung found it; with
-        none, the failure decided in code (`_nothing_found`)."""
+        none, the failure decided in code (`_nothing_found`). So too with the small-model profile when every
+        finding is a value of a read whose answer the checks refused (no extraction ran): a 0.5B Synthesis
+        over them restated a refused value or said "needs" anyway (module docstring)."""
         state.rung = "synthesis"
-        return self._synthesize(state, last_chance=True) if state.findings else self._nothing_found(state)
+        if not state.findings:
+            return self._nothing_found(state)
+        if repairs_on(self.repairs, step_lm(self.synthesize)) and not any(
+                step["step"] == "extract" for step in state.trajectory):
+            return self._failed_in_code(state, "No answer passed the checks. ")
+        return self._synthesize(state, last_chance=True)
 
     # --- what the steps call ------------------------------------------------------------------------
     def _routed(self, state: Run) -> RouteDecision:
@@ -666,8 +675,15 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         tried = state.tried()
         if state.table_attempts:
             synthesis = nothing_matched(state.table_attempts, tried)
-        else:
-            synthesis = outcome("fail", reason="Nothing found. " + "; ".join(tried) if tried else "no strategy left to try")
+            state.log("synthesize", {"decided_in_code": True, **synthesis})
+            return synthesis
+        return self._failed_in_code(state, "Nothing found. ")
+
+    @staticmethod
+    def _failed_in_code(state: Run, lead: str) -> dict:
+        """"fail", decided in code, with the recorded failure reasons after `lead`."""
+        tried = state.tried()
+        synthesis = outcome("fail", reason=lead + "; ".join(tried) if tried else "no strategy left to try")
         state.log("synthesize", {"decided_in_code": True, **synthesis})
         return synthesis
 

@@ -601,6 +601,25 @@ def test_a_read_that_verifies_but_cites_another_row_does_not_end_the_question(sm
     assert [c["grounding"] for c in result.citations] == ["on_page"]
 
 
+@pytest.mark.parametrize("profile", [False, True])
+def test_the_small_model_profile_ends_refused_reads_without_a_last_synthesis(small_corpus, profile):
+    """Findings that are only the values of reads the checks refused: Synthesis over them runs with a user's
+    own LM; with the small-model profile the failure is decided in code (a 0.5B Synthesis restated a refused
+    value or said "needs"), the read's answer kept as the unconfirmed candidate. After an extraction, it runs."""
+    wrong_row = read_reply("Consumer revenue in 2023 was 3,650.")
+    result, engine = run(small_corpus, {"read": wrong_row, "synthesize": NEEDS},
+                         question="What was Consumer revenue last year?", max_iterations=1, repairs=profile)
+    assert steps_of(result, "read")[0]["findings"] and not steps_of(result, "extract")
+    assert ("synthesize" in engine.steps()) is not profile
+    assert result.candidate == "Consumer revenue in 2023 was 3,650." and result.answer == ""
+    if profile:
+        assert result.status == "fail" and steps_of(result, "synthesize")[0]["decided_in_code"]
+        assert "No answer passed the checks. read: hybrid search for passages, document failed: the answer" in result.reason
+    result, engine = run(small_corpus, {"read": wrong_row, "extract": MISSED, "synthesize": NEEDS},
+                         question="What was Consumer revenue last year?", max_iterations=2, repairs=profile)
+    assert engine.steps()[-2:] == ["extract", "synthesize"]
+
+
 def test_a_read_of_the_questions_row_and_year_is_grounded_and_says_where(small_corpus):
     result, engine = run(small_corpus, {"read": read_reply("1,250")}, question="What was Consumer revenue last year?")
     assert engine.steps() == ["route", "read"] and result.status == "answer" and result.grounding == "grounded"
