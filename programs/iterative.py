@@ -31,7 +31,9 @@ question → table rung, no LM (`programs.table_rung`): a change, percentage cha
   comparison or a bridge (`programs.hops.hop_needed`) skips the first read for the hops read, and a
   comparison is first tried in code on each part's own page (`programs.comparison`, no LM). With any LM,
   a verdict or choice a step states that this comparison agrees with is grounded on those pages.
-→ loop (the reads are the first of `max_iterations`; with the default two, the ladder does not run):
+→ loop (the reads are the first of `max_iterations`; with the default two, the ladder runs only when the hops
+  found nothing new to read, and with the small-model profile not then either: on the tracked train runs of
+  the embedded model, the 40 questions it ran for got no right answer from it, docs/benchmarks.md):
     shopping item → the strategy's search (the item's words; for the question itself the label
     search of "annotations" uses the Router's entities and topic terms instead)
     → Extraction (fresh context: a short agent reads the results; on a "select" rung, where there is
@@ -272,11 +274,14 @@ class IterativeRetriever(SavedSettings, dspy.Module):
     def _ladder(self, state: Run) -> dict | None:
         """The loop after the reads (which are the first of `max_iterations`): each shopping item searched by the
         strategy the policy picks (`_extract`), Synthesis after a step that kept new findings; its outcome
-        once it is not "needs", else None."""
+        once it is not "needs", else None. With the small-model profile the reads take two iterations even
+        when the hops found nothing new to read (module docstring)."""
         decision, policy = state.decision, state.policy
         subqueries = [q for q in decision.subqueries if _is_item(q)] if decision.intent in ("compute", "compare") else []
         items = deque(subqueries or [state.question])
         reads = sum(1 for step in state.trajectory if step["step"] == "read")
+        if repairs_on(self.repairs, step_lm(self.extract)):  # the reads' two iterations, though the hops read none
+            reads = max(reads, DEFAULT_ITERATIONS)
         for iteration in range(reads, self.max_iterations):
             item = items[0] if items else state.question
             strategy = policy.next(item)

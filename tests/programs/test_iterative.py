@@ -616,8 +616,25 @@ def test_the_small_model_profile_ends_refused_reads_without_a_last_synthesis(sma
         assert result.status == "fail" and steps_of(result, "synthesize")[0]["decided_in_code"]
         assert "No answer passed the checks. read: hybrid search for passages, document failed: the answer" in result.reason
     result, engine = run(small_corpus, {"read": wrong_row, "extract": MISSED, "synthesize": NEEDS},
-                         question="What was Consumer revenue last year?", max_iterations=2, repairs=profile)
-    assert engine.steps()[-2:] == ["extract", "synthesize"]
+                         question="What was Consumer revenue last year?", max_iterations=3, repairs=profile)
+    assert "extract" in engine.steps() and engine.steps()[-1] == "synthesize"
+
+
+@pytest.mark.parametrize("profile", [False, True])
+def test_the_small_model_profile_spends_the_hops_iteration_on_no_extraction(small_corpus, profile):
+    """Two iterations, and the hops find nothing new inside the one document: a user's own LM gets the
+    second as the ladder's extraction; with the small-model profile the reads took both, and the question
+    ends after the read. A third iteration runs the ladder for both."""
+    wrong_row = read_reply("Consumer revenue in 2023 was 3,650.")
+    question = "What was Consumer revenue last year?"
+    result, engine = run(small_corpus, {"read": wrong_row, "extract": MISSED, "synthesize": NEEDS}, question=question,
+                         max_iterations=2, repairs=profile)
+    assert len(steps_of(result, "read")) == 1  # the hops found no passage the read had not read
+    assert engine.steps() == (["route", "read"] if profile else ["route", "read", "extract", "synthesize"])
+    assert result.answer == "" and result.candidate == "Consumer revenue in 2023 was 3,650."
+    _, engine = run(small_corpus, {"read": wrong_row, "extract": MISSED, "synthesize": NEEDS}, question=question,
+                    max_iterations=3, repairs=profile)
+    assert "extract" in engine.steps()
 
 
 def test_a_read_of_the_questions_row_and_year_is_grounded_and_says_where(small_corpus):
