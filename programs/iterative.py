@@ -57,7 +57,7 @@ findings (it already judged the older ones), and once more at the end with `last
 (answer or fail) when findings exist but no answer came yet. With no kept finding at all it
 could only say "needs", so the loop goes on without it and ends with "fail" and the recorded
 failure reasons, decided in code. So does the small-model profile when every kept finding is a value of
-a read whose answer the checks refused (no extraction ran): a 0.5B Synthesis over them said "needs" or
+a read whose answer the checks refused (the ladder did not run): a 0.5B Synthesis over them said "needs" or
 "fail", or restated a refused value (docs/benchmarks.md). The Planner runs only when an iteration is left to use its items.
 
 What to try next is `programs.strategy.Policy` (plain Python): escalate by cost after a failure,
@@ -314,7 +314,7 @@ class IterativeRetriever(SavedSettings, dspy.Module):
     def _last_chance(self, state: Run) -> dict:
         """Synthesis with `last_chance` (answer or fail) over every finding kept, whichever rung found it; with
         none, the failure decided in code (`_nothing_found`). So too with the small-model profile when every
-        finding is a value of a read whose answer the checks refused (no extraction ran): a 0.5B Synthesis
+        finding is a value of a read whose answer the checks refused (the ladder did not run): a 0.5B Synthesis
         over them restated a refused value or said "needs" anyway (module docstring)."""
         state.rung = "synthesis"
         if not state.findings:

@@ -49,7 +49,9 @@ def test_iterative_retriever_runs_on_the_embedded_model(filing):
     check_structure(result, filing)
     steps = [step["step"] for step in result.trajectory]
     assert steps[:2] == ["route", "read"]
-    assert result.trajectory[1]["succeeded"] == ("extract" not in steps)  # the loop runs only when the first rung fails
+    assert "extract" not in steps  # the small-model profile: the two iterations are the reads
+    if result.status != "answer":  # no Synthesis over what refused reads kept: the failure decided in code
+        assert steps[-1] == "synthesize" and result.trajectory[-1]["decided_in_code"]
     for finding in result.findings:  # every kept finding has real provenance
         assert filing.page_text(finding["doc_id"], finding["page"]) is not None
     for citation in result.citations:  # a citation verifies exactly when its value is on its page
