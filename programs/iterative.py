@@ -321,7 +321,10 @@ class IterativeRetriever(SavedSettings, dspy.Module):
             return self._nothing_found(state)
         if repairs_on(self.repairs, step_lm(self.synthesize)) and not any(
                 step["step"] == "extract" for step in state.trajectory):
-            return self._failed_in_code(state, "No answer passed the checks. ")
+            rungs = ", ".join(dict.fromkeys(step["rung"] for step in state.trajectory if step.get("rung")))
+            synthesis = outcome("fail", reason=f"no answer passed the checks ({rungs})")  # each one's why: failed_searches
+            state.log("synthesize", {"decided_in_code": True, **synthesis})
+            return synthesis
         return self._synthesize(state, last_chance=True)
 
     # --- what the steps call ------------------------------------------------------------------------
@@ -680,15 +683,8 @@ class IterativeRetriever(SavedSettings, dspy.Module):
         tried = state.tried()
         if state.table_attempts:
             synthesis = nothing_matched(state.table_attempts, tried)
-            state.log("synthesize", {"decided_in_code": True, **synthesis})
-            return synthesis
-        return self._failed_in_code(state, "Nothing found. ")
-
-    @staticmethod
-    def _failed_in_code(state: Run, lead: str) -> dict:
-        """"fail", decided in code, with the recorded failure reasons after `lead`."""
-        tried = state.tried()
-        synthesis = outcome("fail", reason=lead + "; ".join(tried) if tried else "no strategy left to try")
+        else:
+            synthesis = outcome("fail", reason="Nothing found. " + "; ".join(tried) if tried else "no strategy left to try")
         state.log("synthesize", {"decided_in_code": True, **synthesis})
         return synthesis
 
