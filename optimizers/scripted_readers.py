@@ -255,10 +255,10 @@ def _as_printed(item: str, text: str) -> str:
     ("Developed Rest of World" for a gold "Developed Rest of the World": a reader copies the page); else `item`
     (a number's sign, currency and percent are the punctuation the words leave out)."""
     words = [] if re.search(r"\d", item) else normalize(item).split()
-    gap = r"(?:\W+(?:a|an|the)\b)*\W+"
-    article = r"(?:(?:a|an|the)\s+)?" if re.match(r"\s*(?:a|an|the)\b", item, re.IGNORECASE) else ""
     if not words:
         return item
+    gap = r"(?:\W+(?:a|an|the)\b)*\W+"
+    article = r"(?:(?:a|an|the)\s+)?" if re.match(r"\s*(?:a|an|the)\b", item, re.IGNORECASE) else ""
     match = re.search(r"(?<!\w)" + article + gap.join(map(re.escape, words)) + r"(?!\w)", text, re.IGNORECASE)
     return match[0] if match else item
 
