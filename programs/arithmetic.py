@@ -68,10 +68,12 @@ class Computation:
     expression: str
     value: float
     operands: tuple[Operand, ...]
+    structural: frozenset[int] = frozenset()  # the operands the calculation's form writes (`_structural`)
 
     @property
     def literals(self) -> list[Operand]:
-        return [operand for operand in self.operands if operand.reference is None]
+        """The printed numbers it computes with: not an average's count or a percentage's 100."""
+        return [operand for at, operand in enumerate(self.operands) if operand.reference is None and at not in self.structural]
 
     @property
     def references(self) -> list[int]:
@@ -150,7 +152,31 @@ def compute(expression: str, references: Sequence[float | None] = ()) -> Computa
     except SyntaxError:
         raise ExpressionError(f"not an arithmetic expression: {expression!r}") from None
     values = [operand.value for operand in operands]
-    return Computation(expression.strip(), _evaluate(tree.body, values, expression), tuple(operands))
+    return Computation(expression.strip(), _evaluate(tree.body, values, expression), tuple(operands),
+                       _structural(tree.body, values))
+
+
+def _structural(node: ast.AST, values: list[float]) -> frozenset[int]:
+    """The operands (by position) that the calculation's form writes, not a page: the count an average divides
+    its sum by ("(197 + 101 + 206) / 3"), and the 100 that makes a ratio a percentage ("a / b * 100")."""
+    found = set()
+    for binop in (n for n in ast.walk(node) if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mult, ast.Div))):
+        sides = (binop.left, binop.right) if isinstance(binop.op, ast.Mult) else (binop.right,)
+        for side in sides:
+            at = int(side.id[1:]) if isinstance(side, ast.Name) and re.fullmatch(r"v\d+", side.id) else None
+            if at is not None and (values[at] == 100 or side is binop.right and isinstance(binop.op, ast.Div)
+                                   and values[at] == len(_terms(binop.left))):
+                found.add(at)
+    return frozenset(found)
+
+
+def _terms(node: ast.AST) -> list[ast.AST]:
+    """The terms a sum adds (one for any other expression), its sign aside."""
+    if isinstance(node, ast.UnaryOp):
+        return _terms(node.operand)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _terms(node.left) + _terms(node.right)
+    return [node]
 
 
 def _evaluate(node: ast.AST, values: list[float], expression: str) -> float:

@@ -449,7 +449,7 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     year = value.is_integer() and 1900 <= value <= 2100  # a table prints a year as its column's header, not in a cell;
     # and 2022 is not 2023 rounded
     captioned = not any(stems(row["label"]) - GENERIC & words for row in rows)  # no row of its own is the question's
-    cells = [] if year else [(_row_label(row, captioned), header, printed, number) for row in rows
+    cells = [] if year else [(_row_label(row, captioned, asked.generic), header, printed, number) for row in rows
                              for header, printed, number in row["cells"]]
     # "International", when the question names it; not a calculation's own column ("Change %"): its operands sit in others
     # and not a share's column ("% of total revenue" names revenue as what it divides by), unless a share is asked
@@ -480,12 +480,15 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     return ON_PAGE, "", page
 
 
-def _row_label(row: dict, captioned: bool) -> str:
+def _row_label(row: dict, captioned: bool, said: set[str]) -> str:
     """A row's label, with its table's caption when the label names nothing but GENERIC words and
-    `captioned` (the question names no row of the page by its own words): a "Total" row under
-    "Personnel expenses for employees were as follows:" is the personnel expenses' total, and not the
-    total a question about the "Consumer" row of a segment table would read."""
-    return f"{row['section']} {row['label']}".strip() if captioned and not stems(row["label"]) - GENERIC else row["label"]
+    `captioned` (the question names no row of the page by its own words) or the question `said` them (it
+    asks for a "total" too): a "Total" row under "Personnel expenses for employees were as follows:" is the
+    personnel expenses' total, and not the total a question about the "Consumer" row of a segment table
+    would read."""
+    label = stems(row["label"])
+    return f"{row['section']} {row['label']}".strip() if label and not label - GENERIC and (captioned or label <= said) \
+        else row["label"]
 
 
 def _year_column(question: str, value: float, cells: dict[tuple[str, int], list[dict]], asked: set[str]) -> str:
@@ -495,10 +498,16 @@ def _year_column(question: str, value: float, cells: dict[tuple[str, int], list[
     "" when no row shows it."""
     year = f"{value:.0f}" if value.is_integer() else ""
     extreme = max if _LARGEST.search(question) else min if _SMALLEST.search(question) else None
+    percent = asks_percent(question)
     for place, rows in cells.items():
         for row in rows:
-            by_year = {found: number for header, _, number in row["cells"] if number is not None
-                       for found in YEAR.findall(header)}
+            dated = [(header, number) for header, _, number in row["cells"] if number is not None and YEAR.search(header)]
+            # a year's amount, not its "%" of the total beside it (or its percentage, when that is asked)
+            kind = [(header, number) for header, number in dated if bool(PERCENT_HEADER.search(header)) == percent] or dated
+            by_year = {}
+            for header, number in kind:
+                for found in YEAR.findall(header):
+                    by_year.setdefault(found, number)
             if year in by_year and stems(row["label"]) & asked and (extreme is None or by_year[year] == extreme(by_year.values())):
                 return f"{year} · {row['label']} · p.{place[1]}"
     return ""

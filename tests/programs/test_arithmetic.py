@@ -35,7 +35,7 @@ def test_anything_but_arithmetic_is_refused(expression):
 
 def test_operands_literals_and_references_are_reported():
     computation = compute("([1] - 1,100) / 1,100 * 100", (1250.0,))
-    assert [o.text for o in computation.literals] == ["1,100", "1,100", "100"]
+    assert [o.text for o in computation.literals] == ["1,100", "1,100"]  # the 100 that makes it a percentage is its form's
     assert computation.references == [1]
     assert format_result(computation.value) == "13.6364" and format_result(1577.0) == "1,577"
 
@@ -145,6 +145,23 @@ def test_a_text_answer_read_from_table_rows_cites_their_labels_which_verify_on_t
     assert [f.value for f in read.findings] == ["Fixed Price", "Other"] and read.findings[1].context.startswith("Other: 2019")
     check = verify(read.answer, [0, 1], read.findings, lambda doc_id, page: TABLE["text"], lambda doc_id: "ctx.txt")
     assert check.ok and all(citation.verified for citation in check.citations)
+
+
+@pytest.mark.parametrize("expression, literals", [
+    ("(44.1 + 56.7 + 70.8) / 3", ["44.1", "56.7", "70.8"]),  # an average's count
+    ("-(44.1 + 56.7) / 2", ["44.1", "56.7"]),
+    ("44.1 / 56.7 * 100", ["44.1", "56.7"]), ("100 * 44.1 / 56.7", ["44.1", "56.7"]),  # a percentage's 100
+    ("(44.1 + 56.7) / 3", ["44.1", "56.7", "3"]),  # three is not the count of two terms
+    ("100 / 4", ["100", "4"]), ("(100 + 56.7) / 2", ["100", "56.7"]),  # 100 as a value
+])
+def test_the_numbers_a_calculations_form_writes_are_no_printed_operands(expression, literals):
+    assert [o.text for o in compute(expression).literals] == literals
+
+
+def test_an_averages_count_is_not_quoted_from_a_page_that_prints_the_same_number():
+    """NOTE prints "Note 3": the 3 an average of three values divides by is not that footnote."""
+    read = answer_from_passages("What was the average of Other sales?", [NOTE, TABLE], "(44.1 + 56.7 + 70.8) / 3", "", [2])
+    assert read.problem == "" and [(f.value, f.page) for f in read.findings] == [("44.1", 1), ("56.7", 1), ("70.8", 1)]
 
 
 def test_a_number_the_question_gives_is_an_operand_no_page_needs_to_print():

@@ -460,6 +460,28 @@ def test_a_total_row_is_the_total_its_tables_caption_names():
     assert ground(*args, _Table("Other matters:", rows), "227727 - 188503").level == ON_PAGE  # a total of what?
 
 
+def test_a_total_row_is_the_total_its_caption_names_when_the_question_asks_for_a_total_and_another_row_names_it():
+    """A fees table whose rows name fees too ("Audit-Related Fees"): its "Total" row is the total fees the question
+    asks for when the question says "total"; a question about audit-related fees alone is not answered by it."""
+    rows = {"Audit-Related Fees": {"2019": "209,005", "2018": "173,934"}, "Total": {"2019": "4,314,005", "2018": "4,730,434"}}
+    fees = _Table("Fees billed by our auditors were as follows:", rows)
+    total = "What is the change in total fees from 2018 to 2019?"
+    assert ground(total, "-416429", [4314005.0, 4730434.0], [("d", 1)], fees, "4314005 - 4730434").level == GROUNDED
+    related = "What is the change in audit-related fees from 2018 to 2019?"
+    assert ground(related, "-416429", [4314005.0, 4730434.0], [("d", 1)], fees, "4314005 - 4730434").level == ON_PAGE
+
+
+def test_which_year_is_larger_reads_each_years_amount_not_its_share_beside_it():
+    """Canada's revenue rose (70,774 → 96,168) while its share of the total fell (6.6% → 6.1%)."""
+    rows = {"Canada": {"2019 $": "96,168", "2019 %": "6.1", "2018 $": "70,774", "2018 %": "6.6"}}
+    table = _Table("Revenues by geographic location", rows)
+    question = "Between 2018 and 2019, which year had higher revenue in Canada?"
+    assert ground(question, "2019", None, [("d", 1)], table).level == GROUNDED
+    assert ground(question, "2018", None, [("d", 1)], table).level != GROUNDED
+    share = "Between 2018 and 2019, which year had a higher percentage of revenue in Canada?"
+    assert ground(share, "2018", None, [("d", 1)], table).level == GROUNDED
+
+
 def test_a_calculations_operands_ground_in_their_years_columns_beside_the_column_that_prints_its_result():
     """A column named by the question's operation ("Change %") holds the printed result, not the operands."""
     question = "What was the percentage change in underlying EBITDA between 2018 and 2019?"
