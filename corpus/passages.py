@@ -107,7 +107,8 @@ def _title_and_text(path: Path, number: int, key: str | None, record: object) ->
 def _tatqa_title_and_text(record: dict) -> tuple[str, str, bool]:
     """A table (grid of cells) followed by its paragraphs in their printed order; the title, taken
     from the first paragraph, is not printed again."""
-    rows = [COLUMN_GAP.join(cell.strip() for cell in row if str(cell).strip()) for row in record["table"]["table"]]
+    # a cell's own runs of spaces ("2019  $’000") are one space: a column gap would split it in two
+    rows = [COLUMN_GAP.join(" ".join(str(cell).split()) for cell in row if str(cell).strip()) for row in record["table"]["table"]]
     table = compact_layout("\n".join(row for row in rows if row))
     paragraphs = sorted(record["paragraphs"], key=lambda paragraph: paragraph.get("order", 0))
     text = "\n\n".join([table, *(paragraph["text"].strip() for paragraph in paragraphs)])

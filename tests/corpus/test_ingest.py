@@ -256,6 +256,18 @@ def test_passage_collections_ingest_as_they_are(tmp_path):
     assert without_title(page, "Note two") == page and without_title("Quantity: 12", "Quantity: 12") == "Quantity: 12"
 
 
+def test_a_grid_cells_own_spaces_do_not_split_it_into_two_columns(tmp_path):
+    """TAT-QA prints "2019  $’000" in one header cell: it stays that column's header, not "2019" and a "$’000"
+    that takes the 2019 column's place."""
+    context = {"table": {"uid": "t1", "table": [["", "2019  $’000", "2018 $’000"], ["Gross profit", "52,963", "45,139"],
+                                     ["EBITDA", "7,202", "10,878"]]},
+               "paragraphs": [{"uid": "p1", "order": 1, "text": "Results of the year."}], "questions": []}
+    (tmp_path / "contexts.json").write_text(json.dumps([context]))
+    ingest([tmp_path / "contexts.json"], tmp_path / "index")
+    row = Corpus(tmp_path / "index").page_cells("t1", 1)[0]
+    assert [(header, printed) for header, printed, _ in row["cells"]] == [("2019 $’000", "52,963"), ("2018 $’000", "45,139")]
+
+
 def test_a_second_ingest_into_one_index_waits_for_the_first_and_searches_see_the_last_commit(tmp_path):
     first, second = tmp_path / "a.md", tmp_path / "b.md"
     first.write_text("# Alpha\n\nPhotovoltaic panels from Helios.")
