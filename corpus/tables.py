@@ -66,8 +66,10 @@ def _is_prose(line: str, cells: list[str]) -> bool:
 
 
 def _row(cells: list[str]) -> tuple[str, list[str]] | None:
-    """(label, value cells) when the line is a table row: a text label and mostly numeric cells after it."""
-    if len(cells) < 2 or not any(c.isalpha() for c in cells[0]) or _numeric_tokens(cells[0]):
+    """(label, value cells) when the line is a table row: a text label, or a year (a schedule's "2021  $138
+    $6"), and mostly numeric cells after it."""
+    if len(cells) < 2 or not (any(c.isalpha() for c in cells[0]) and not _numeric_tokens(cells[0])
+                              or _YEAR.fullmatch(cells[0])):
         return None
     values, numeric = [], []
     for cell in cells[1:]:

@@ -449,7 +449,7 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     year = value.is_integer() and 1900 <= value <= 2100  # a table prints a year as its column's header, not in a cell;
     # and 2022 is not 2023 rounded
     captioned = not any(stems(row["label"]) - GENERIC & words for row in rows)  # no row of its own is the question's
-    cells = [] if year else [(_row_label(row, captioned, asked.generic), header, printed, number) for row in rows
+    cells = [] if year else [(*_oriented(_row_label(row, captioned, asked.generic), header), printed, number) for row in rows
                              for header, printed, number in row["cells"]]
     # "International", when the question names it; not a calculation's own column ("Change %"): its operands sit in others
     # and not a share's column ("% of total revenue" names revenue as what it divides by), unless a share is asked
@@ -478,6 +478,12 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
                     # amount, but may be the day of the date the answer states
                     return GROUNDED, sentence[start:end], f"{' '.join(sentence.split())[:60]} · {page}"
     return ON_PAGE, "", page
+
+
+def _oriented(label: str, header: str) -> tuple[str, str]:
+    """(what a cell measures, its period): its row label and column header, or, in a schedule whose rows are
+    years ("2021  $138  $6" under "Operating Leases  Finance Leases"), its column header and its row's year."""
+    return (header, f"{label} {header}") if YEAR.fullmatch(label.strip()) else (label, header)
 
 
 def _row_label(row: dict, captioned: bool, said: set[str]) -> str:

@@ -101,6 +101,15 @@ def test_years_with_notes_are_a_header():
     assert row(table, "Other operating expenses").cells["2018"].number == pytest.approx(33.7)
 
 
+def test_a_schedules_rows_may_be_years_but_a_line_of_years_stays_a_header():
+    lines = ["Operating Leases  Finance Leases", "2021  $138  $6", "2022  135  6", "Thereafter  577  35",
+             "", "Summary  2023  2022", "Revenue  100  90", "Cost  50  45"]
+    schedule, summary = find_tables(lines)
+    assert [row.label for row in schedule.rows] == ["2021", "2022", "Thereafter"]
+    assert schedule.rows[0].cells["Finance Leases"].number == 6.0
+    assert summary.columns == ["2023", "2022"] and [row.label for row in summary.rows] == ["Revenue", "Cost"]
+
+
 def test_an_unlabelled_subtotal_does_not_cut_the_table_and_a_row_between_two_subtotals_is_kept():
     lines = ["December 29, 2019  December 30, 2018", "(in thousands)", "Inventories:", "Raw material  $222  $191",
              "Finished goods  668  716", "$890  $907", "Property and equipment:", "Equipment  $10,694  $10,607",

@@ -471,6 +471,17 @@ def test_a_total_row_is_the_total_its_caption_names_when_the_question_asks_for_a
     assert ground(related, "-416429", [4314005.0, 4730434.0], [("d", 1)], fees, "4314005 - 4730434").level == ON_PAGE
 
 
+def test_a_schedule_whose_rows_are_years_grounds_the_questions_column_in_its_years_row():
+    rows = {"2021": {"Operating Leases": "138", "Finance Leases": "6"}, "2022": {"Operating Leases": "135", "Finance Leases": "7"}}
+    leases = _Table("Maturities of lease liabilities:", rows)
+    question = "What were the finance leases for 2022?"
+    assert ground(question, "7", None, [("d", 1)], leases).level == GROUNDED
+    assert ground(question, "6", None, [("d", 1)], leases).level == ON_PAGE  # 2021's
+    assert ground(question, "135", None, [("d", 1)], leases).level == ON_PAGE  # the operating leases'
+    assert ground("What is the sum of finance leases from 2021 to 2022?", "13", [6.0, 7.0], [("d", 1)], leases,
+                  "6 + 7").level == GROUNDED
+
+
 def test_which_year_is_larger_reads_each_years_amount_not_its_share_beside_it():
     """Canada's revenue rose (70,774 → 96,168) while its share of the total fell (6.6% → 6.1%)."""
     rows = {"Canada": {"2019 $": "96,168", "2019 %": "6.1", "2018 $": "70,774", "2018 %": "6.6"}}
