@@ -461,7 +461,10 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     # rows that print the share asked
     shared = {label for label, header, _, _ in cells if asked.share and PERCENT_HEADER.search(header)}
     for (label, header, printed, _), score in same:
-        if (score == top or not single) and stems(label) & words and names_operation(asked.operation, f"{label} {header}") \
+        # a calculation's operands over rows the question does not name (the segments of "the average total expected
+        # charges per segment"): their metric is what their column names
+        metric = f"{label} {header}" if captioned and not single else label
+        if (score == top or not single) and stems(metric) & words and names_operation(asked.operation, f"{label} {header}") \
                 and _years_fit(header, years) \
                 and (bool(PERCENT_HEADER.search(header)) if label in shared else not distinct or stems(header) & distinct):
             return GROUNDED, printed, " · ".join(filter(None, (label, header, page)))

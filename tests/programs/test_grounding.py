@@ -482,6 +482,17 @@ def test_a_schedule_whose_rows_are_years_grounds_the_questions_column_in_its_yea
                   "6 + 7").level == GROUNDED
 
 
+def test_a_calculations_operands_over_rows_the_question_does_not_name_ground_in_the_column_it_names():
+    rows = {"Transportation Solutions": {"Total Expected Charges": "160", "Charges Incurred": "120"},
+            "Industrial Solutions": {"Total Expected Charges": "80", "Charges Incurred": "75"}}
+    charges = _Table("Restructuring charges by segment:", rows)
+    average = "What was the average amount of total expected charges per segment?"
+    assert ground(average, "120", [160.0, 80.0], [("d", 1)], charges, "(160 + 80) / 2").level == GROUNDED
+    assert ground(average, "97.5", [120.0, 75.0], [("d", 1)], charges, "(120 + 75) / 2").level == ON_PAGE
+    # one segment's value does not answer a question that names no segment
+    assert ground("What were the total expected charges?", "160", None, [("d", 1)], charges).level == ON_PAGE
+
+
 def test_which_year_is_larger_reads_each_years_amount_not_its_share_beside_it():
     """Canada's revenue rose (70,774 → 96,168) while its share of the total fell (6.6% → 6.1%)."""
     rows = {"Canada": {"2019 $": "96,168", "2019 %": "6.1", "2018 $": "70,774", "2018 %": "6.6"}}
