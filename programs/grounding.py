@@ -362,19 +362,19 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
     texts = {place: corpus.page_text(*place) or "" for place in pages}
     if asks_yes_no(question) and not verdict:
         return _verdict(texts)
+    cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
     if values is None:
         if not (asks_number(question) or _ASKS_YEAR.search(question) or numbers_only(answer)):
-            return _ground_text(question, answer, texts, bridges)
+            return _ground_text(question, answer, texts, bridges, cells)
         values = stated_numbers(answer, question)
     if not values:
         if list_items(answer):  # "Debtors, Cash and cash equivalents" for "What made up current assets?"
-            return _ground_text(question, answer, texts, bridges)
+            return _ground_text(question, answer, texts, bridges, cells)
         return Grounding(UNSUPPORTED, "the answer states no number")
     years = question_years(question) | (set(YEAR.findall(answer)) if verdict else set())
     asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))), years,
                    _count_unit(question), len(values) == 1, "" if computation else question, stems(question) & GENERIC,
                    bool(SHARE.search(question)), frozenset(dates_in(answer)))
-    cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
     if _ASKS_YEAR.search(question) and all(columns := [_year_column(question, value, cells, asked.words) for value in values]):
         return Grounding(GROUNDED, shown=columns, pages={place: GROUNDED for place in pages})
     result = Grounding(GROUNDED)
@@ -561,13 +561,16 @@ def list_items(answer: str) -> list[str]:
     return items if len(items) >= 2 and not any(numbers_in(item) for item in items) else []
 
 
-def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str]) -> Grounding:
+def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str],
+                 cells: dict[tuple[str, int], list[dict]]) -> Grounding:
     """`_ground_value`; an answer that lists values (`list_items`) and does not ground whole, as printed,
-    grounds as its least grounded item: a page prints a list's items in a sentence with "and", or each in
-    its own row of a table."""
+    grounds as the rows of one table that names the question (`_listed_rows`), else as its least grounded
+    item: a page prints a list's items in a sentence with "and"."""
     whole = _ground_value(question, answer, texts, bridges)
     if whole.level == GROUNDED or not (items := list_items(answer)):
         return whole
+    if listed := _listed_rows(question, items, cells):
+        return Grounding(GROUNDED, shown=listed, pages={place: GROUNDED for place in texts})
     each = [_ground_value(question, item, texts, bridges) for item in items]
     worst = min(each, key=lambda grounding: LEVELS.index(grounding.level))
     if LEVELS.index(worst.level) <= LEVELS.index(whole.level):
@@ -578,6 +581,22 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
             pages[place] = max(pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
     return Grounding(worst.level, worst.reason, shown=[shown for grounding in each for shown in grounding.shown],
                      pages=pages)
+
+
+def _listed_rows(question: str, items: list[str], cells: dict[tuple[str, int], list[dict]]) -> list[str]:
+    """Where a list answer is the rows of one table ("Billed, Unbilled" for "What types of accounts receivable
+    are there?"): each item a whole row label of one table of a cited page (its rows under one caption) that,
+    by its caption, its other rows or its columns, names a word of the question the items do not; [] when none."""
+    wanted = [words.words(item) for item in items]
+    asked = question_stems(question) - stems(" ".join(items))
+    for place, rows in cells.items():
+        for section in dict.fromkeys(row["section"] for row in rows):
+            table = [row for row in rows if row["section"] == section]
+            labels = {tuple(words.words(row["label"])): row["label"] for row in table}
+            names = stems(" ".join([section, *(row["label"] for row in table), *(h for row in table for h, _, _ in row["cells"])]))
+            if all(tuple(item) in labels for item in wanted) and names & asked:
+                return [f"{labels[tuple(item)]} · {place[0]} · p.{place[1]}" for item in wanted]
+    return []
 
 
 def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str]) -> Grounding:

@@ -493,6 +493,16 @@ def test_a_calculations_operands_over_rows_the_question_does_not_name_ground_in_
     assert ground("What were the total expected charges?", "160", None, [("d", 1)], charges).level == ON_PAGE
 
 
+def test_a_list_of_one_tables_rows_grounds_when_the_table_names_the_question():
+    rows = {"Billed": {"2019": "1,200", "2018": "1,100"}, "Unbilled": {"2019": "300", "2018": "250"}}
+    receivables = _Table("Accounts receivable consisted of the following:", rows)
+    question = "What types of accounts receivable are there?"
+    grounding = ground(question, "Billed, Unbilled", None, [("d", 1)], receivables)
+    assert grounding.level == GROUNDED and grounding.shown == ["Billed · d · p.1", "Unbilled · d · p.1"]
+    assert ground("What types of inventory are there?", "Billed, Unbilled", None, [("d", 1)], receivables).level != GROUNDED
+    assert ground(question, "Billed, Deferred", None, [("d", 1)], receivables).level != GROUNDED  # not its row
+
+
 def test_which_year_is_larger_reads_each_years_amount_not_its_share_beside_it():
     """Canada's revenue rose (70,774 → 96,168) while its share of the total fell (6.6% → 6.1%)."""
     rows = {"Canada": {"2019 $": "96,168", "2019 %": "6.1", "2018 $": "70,774", "2018 %": "6.6"}}
