@@ -65,6 +65,11 @@ _STATEMENT = re.compile(r"\b(?:(?:consolidated )?statements? of (?:income|operat
 YEAR_AVERAGE = re.compile(rf"({YEAR.pattern})\s+average\b", re.IGNORECASE)  # "the 2019 average X": of 2019 and 2018
 _PERCENTS = re.compile(r"\bin (?:units of )?percents?\b", re.IGNORECASE)
 _COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
+# a count's threshold: "exceed $5,000 million", "less than 100 thousands", "more than 20%"
+_THRESHOLD = re.compile(r"\b(?:(?P<above>exceed(?:ed|s)?|above|more than|greater than|higher than|over)|less than|below|"
+                        r"lower than|under|fewer than)\s+(?P<amount>[$€£]?\s?\d[\d,]*(?:\.\d+)?%?"
+                        r"(?:\s+(?:thousand|million|billion)s?\b)?)", re.IGNORECASE)
+_SCALE_WORD = re.compile(r"\b(?:thousand|million|billion)s?\b", re.IGNORECASE)
 _ASKS_YEAR = re.compile(r"\b(?:what|which)\s+(?:financial\s+|fiscal\s+)?years?\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
 _QUANTITY = r"how (?:much|many)|amount|percentage|percent|sum|average|difference|change|growth|ratio|rate|margin|cagr|dpo|turnover"
 _ASKS_NUMBER = re.compile(rf"\b(?:{_QUANTITY}|total|revenues?|sales|income|earnings|profits?|costs?|expenses?|expenditures?|"
@@ -377,6 +382,8 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
                    bool(SHARE.search(question)), frozenset(dates_in(answer)))
     if _ASKS_YEAR.search(question) and all(columns := [_year_column(question, value, cells, asked.words) for value in values]):
         return Grounding(GROUNDED, shown=columns, pages={place: GROUNDED for place in pages})
+    if asked.unit == "years" and asked.single and (counted := _years_counted(question, values[0], cells)):
+        return Grounding(GROUNDED, shown=[counted], pages={place: GROUNDED for place in pages})
     result = Grounding(GROUNDED)
     for value in values:
         best, printed, shown = UNSUPPORTED, _format(value), ""
@@ -510,15 +517,45 @@ def _year_column(question: str, value: float, cells: dict[tuple[str, int], list[
     percent = asks_percent(question)
     for place, rows in cells.items():
         for row in rows:
-            dated = [(header, number) for header, _, number in row["cells"] if number is not None and YEAR.search(header)]
-            # a year's amount, not its "%" of the total beside it (or its percentage, when that is asked)
-            kind = [(header, number) for header, number in dated if bool(PERCENT_HEADER.search(header)) == percent] or dated
-            by_year = {}
-            for header, number in kind:
-                for found in YEAR.findall(header):
-                    by_year.setdefault(found, number)
+            by_year = {year: number for year, (number, _) in _by_year(row, percent).items()}
             if year in by_year and stems(row["label"]) & asked and (extreme is None or by_year[year] == extreme(by_year.values())):
                 return f"{year} · {row['label']} · p.{place[1]}"
+    return ""
+
+
+def _by_year(row: dict, percent: bool) -> dict[str, tuple[float, str]]:
+    """A row's (value, as printed) in each year its columns name: a year's amount, not its "%" of the total beside
+    it (or its percentage, when `percent`)."""
+    dated = [(header, printed, number) for header, printed, number in row["cells"] if number is not None and YEAR.search(header)]
+    kind = [cell for cell in dated if bool(PERCENT_HEADER.search(cell[0])) == percent] or dated
+    found: dict[str, tuple[float, str]] = {}
+    for header, printed, number in kind:
+        for year in YEAR.findall(header):
+            found.setdefault(year, (number, printed))
+    return found
+
+
+def _years_counted(question: str, value: float, cells: dict[tuple[str, int], list[dict]]) -> str:
+    """Where a count answers "How many years did X exceed $5,000 million?" from a table: the row the question
+    names (every word of its label in the question; the longest) has `value` years (of those the question
+    names, if it names some) beyond the threshold; "" when no row shows it."""
+    limit = _THRESHOLD.search(question)
+    if not limit or not value.is_integer():
+        return ""
+    scaled, face = numbers_in(limit["amount"])[0], numbers_in(_SCALE_WORD.sub("", limit["amount"]))[0]
+    years, asked = question_years(question), stems(question)
+    for place, rows in cells.items():
+        named = [row for row in rows if (label := stems(row["label"])) and label <= asked]
+        longest = max((len(stems(row["label"])) for row in named), default=0)
+        for row in (row for row in named if len(stems(row["label"])) == longest):
+            # at the scale the table declares ("in millions": 39,005 is 39,005e6), else as printed, against the
+            # threshold's face value ("$35,000 million" of a table that declares no scale is 35,000)
+            amounts = {year: (number, scaled) if number != (printed_value := numbers_in(printed)[0]) else (printed_value, face)
+                       for year, (number, printed) in _by_year(row, "%" in limit["amount"]).items()
+                       if not years or year in years}
+            beyond = [year for year, (amount, bound) in amounts.items() if (amount > bound if limit["above"] else amount < bound)]
+            if len(amounts) >= 2 and len(beyond) == value:
+                return f"{value:.0f} of {len(amounts)} years ({', '.join(sorted(beyond))}) · {row['label']} · p.{place[1]}"
     return ""
 
 

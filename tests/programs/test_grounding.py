@@ -503,6 +503,17 @@ def test_a_list_of_one_tables_rows_grounds_when_the_table_names_the_question():
     assert ground(question, "Billed, Deferred", None, [("d", 1)], receivables).level != GROUNDED  # not its row
 
 
+def test_how_many_years_a_row_exceeds_a_threshold_is_counted_from_its_cells():
+    services = _Table("Revenue by type (in millions)", {"Total services": {"2020": "5,200", "2019": "5,100", "2018": "4,900"}})
+    question = "How many years did Total services exceed $5,000 million?"
+    grounding = ground(question, "2", None, [("d", 1)], services)
+    assert grounding.level == GROUNDED and grounding.shown == ["2 of 3 years (2019, 2020) · Total services · p.1"]
+    assert ground(question, "3", None, [("d", 1)], services).level != GROUNDED
+    assert ground(question.replace("exceed", "fall below"), "1", None, [("d", 1)], services).level == GROUNDED
+    assert ground("How many years did Total services exceed $5,000 million between 2018 and 2019?", "1", None,
+                  [("d", 1)], services).level == GROUNDED  # of the years it names
+
+
 def test_which_year_is_larger_reads_each_years_amount_not_its_share_beside_it():
     """Canada's revenue rose (70,774 → 96,168) while its share of the total fell (6.6% → 6.1%)."""
     rows = {"Canada": {"2019 $": "96,168", "2019 %": "6.1", "2018 $": "70,774", "2018 %": "6.6"}}
