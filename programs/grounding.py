@@ -501,7 +501,7 @@ def _row_label(row: dict, captioned: bool, said: set[str]) -> str:
     `captioned` (the question names no row of the page by its own words) or the question `said` them (it
     asks for a "total" too): a "Total" row under "Personnel expenses for employees were as follows:" is the
     personnel expenses' total, and not the total a question about the "Consumer" row of a segment table
-    would read."""
+    would read. A label of no words (a schedule's year, `_oriented`) stays as printed."""
     label = stems(row["label"])
     return f"{row['section']} {row['label']}".strip() if label and not label - GENERIC and (captioned or label <= said) \
         else row["label"]
@@ -540,9 +540,10 @@ def _years_counted(question: str, value: float, cells: dict[tuple[str, int], lis
     names (every word of its label in the question; the longest) has `value` years (of those the question
     names, if it names some) beyond the threshold; "" when no row shows it."""
     limit = _THRESHOLD.search(question)
-    if not limit or not value.is_integer():
+    bounds = (numbers_in(limit["amount"]), numbers_in(_SCALE_WORD.sub("", limit["amount"]))) if limit else ([], [])
+    if not all(bounds) or not value.is_integer():
         return ""
-    scaled, face = numbers_in(limit["amount"])[0], numbers_in(_SCALE_WORD.sub("", limit["amount"]))[0]
+    (scaled, *_), (face, *_) = bounds
     years, asked = question_years(question), stems(question)
     for place, rows in cells.items():
         named = [row for row in rows if (label := stems(row["label"])) and label <= asked]
@@ -550,7 +551,8 @@ def _years_counted(question: str, value: float, cells: dict[tuple[str, int], lis
         for row in (row for row in named if len(stems(row["label"])) == longest):
             # at the scale the table declares ("in millions": 39,005 is 39,005e6), else as printed, against the
             # threshold's face value ("$35,000 million" of a table that declares no scale is 35,000)
-            amounts = {year: (number, scaled) if number != (printed_value := numbers_in(printed)[0]) else (printed_value, face)
+            amounts = {year: (number, scaled) if number != (printed_value := next(iter(numbers_in(printed)), number))
+                       else (printed_value, face)
                        for year, (number, printed) in _by_year(row, "%" in limit["amount"]).items()
                        if not years or year in years}
             beyond = [year for year, (amount, bound) in amounts.items() if (amount > bound if limit["above"] else amount < bound)]
