@@ -5,9 +5,12 @@ operands; else the words it adds to the question) is looked for on the pages it 
 - `grounded`: a table cell whose row label names the question's metric and is the page's best match
   for the question (label, column header and years; no other cell of the page names more of it: a
   value of another row or year is not; an operand of several need only be in a row the question names,
-  in its years), or a sentence that names the metric (a "Label: value" fact is a one-cell row; a date's
-  day is no value); a count ("how many days") only where the number is printed with its unit; a text
-  value in the sentence of its page that names most of the question (with the page's title);
+  in its years; in a schedule whose rows are years, the column names the metric and the row the year),
+  or a sentence that names the metric (a "Label: value" fact is a one-cell row; a date's day is no
+  value); a count ("how many days") only where the number is printed with its unit, and a count of years
+  over a threshold only where the row the question names has that many; a text value in the sentence
+  of its page that names most of the question (with the page's title), and a list as the rows of one
+  table that names the question;
 - `on_page`: printed on a cited page, but in a row, column or sentence that is not the question's;
 - `unsupported`: printed on no cited page, or of another type than the question asks for (a section
   number for a count of days, a name for an amount, no yes or no to a yes/no question).
