@@ -158,14 +158,14 @@ def compute(expression: str, references: Sequence[float | None] = ()) -> Computa
 
 def _structural(node: ast.AST, values: list[float]) -> frozenset[int]:
     """The operands (by position) that the calculation's form writes, not a page: the count an average divides
-    its sum by ("(197 + 101 + 206) / 3"), and the 100 that makes a ratio a percentage ("a / b * 100")."""
+    its sum by ("(197 + 101 + 206) / 3"), and the 100 that multiplies a ratio into a percentage ("a / b * 100");
+    not a divisor of 100, which may be a page's ("5 / 100 * 100": revenue of 100)."""
     found = set()
     for binop in (n for n in ast.walk(node) if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mult, ast.Div))):
         sides = (binop.left, binop.right) if isinstance(binop.op, ast.Mult) else (binop.right,)
         for side in sides:
             at = int(side.id[1:]) if isinstance(side, ast.Name) and re.fullmatch(r"v\d+", side.id) else None
-            if at is not None and (values[at] == 100 or side is binop.right and isinstance(binop.op, ast.Div)
-                                   and values[at] == len(_terms(binop.left))):
+            if at is not None and (values[at] == 100 if isinstance(binop.op, ast.Mult) else values[at] == len(_terms(binop.left))):
                 found.add(at)
     return frozenset(found)
 

@@ -163,6 +163,7 @@ def computed_answer(question: str, calculation: str, read: list[dict], constants
         return PassageAnswer("", problem=f"the calculation uses the question's year {', '.join(used)} as a value")
     found, missing = [], []
     own = Counter(constants)  # each written once per time the calculation writes it: an operand may equal one
+    own.subtract(computation.operands[at].value for at in computation.structural)  # `literals` leaves these out already
     for operand in computation.literals:
         if own[operand.value] > 0:
             own[operand.value] -= 1

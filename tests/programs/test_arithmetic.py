@@ -152,7 +152,7 @@ def test_a_text_answer_read_from_table_rows_cites_their_labels_which_verify_on_t
     ("-(44.1 + 56.7) / 2", ["44.1", "56.7"]),
     ("44.1 / 56.7 * 100", ["44.1", "56.7"]), ("100 * 44.1 / 56.7", ["44.1", "56.7"]),  # a percentage's 100
     ("(44.1 + 56.7) / 3", ["44.1", "56.7", "3"]),  # three is not the count of two terms
-    ("100 / 4", ["100", "4"]), ("(100 + 56.7) / 2", ["100", "56.7"]),  # 100 as a value
+    ("100 / 4", ["100", "4"]), ("(100 + 56.7) / 2", ["100", "56.7"]), ("5 / 100 * 100", ["5", "100"]),  # 100 as a value
 ])
 def test_the_numbers_a_calculations_form_writes_are_no_printed_operands(expression, literals):
     assert [o.text for o in compute(expression).literals] == literals
