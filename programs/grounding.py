@@ -364,13 +364,15 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
     # a verdict computed in code ("No. It fell from 36.8 in FY2021 to 34.6 in FY2022."): its computation is a
     # difference whatever it compares, and its operands, not a sentence, ground it, in the years it names
     verdict = bool(computation) and bool(asks_direction(question)) and bool(_VERDICT_START.match(answer))
+    pages = list(dict.fromkeys(pages))
+    cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
+    if values is None and not computation and (row := _extreme_row(question, answer, cells)):
+        return Grounding(GROUNDED, shown=[row], pages={place: GROUNDED for place in pages})
     if wrong_type := expected_type(question, answer) or (not verdict and computed_type(question, computation)):
         return Grounding(UNSUPPORTED, wrong_type)
-    pages = list(dict.fromkeys(pages))
     texts = {place: corpus.page_text(*place) or "" for place in pages}
     if asks_yes_no(question) and not verdict:
         return _verdict(texts)
-    cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
     if values is None:
         if not (asks_number(question) or _ASKS_YEAR.search(question) or numbers_only(answer)):
             return _ground_text(question, answer, texts, bridges, cells)
@@ -526,6 +528,49 @@ def _year_column(question: str, value: float, cells: dict[tuple[str, int], list[
     return ""
 
 
+def _extreme_row(question: str, answer: str, cells: dict[tuple[str, int], list[dict]]) -> str:
+    """Where a name answers "In which segment was X the largest?" from a table of a cited page whose caption,
+    rows or columns name a word of the question the answer does not: the answer is a row label, and in the
+    columns the question asks about (of its years, when it names some; of amounts, or percentages when it asks
+    for one; those whose headers name most of the question) its row holds the largest (smallest) value of the
+    table's rows, totals aside, with no tie; or the answer is a column header, and in the row the question
+    names its cell is the largest (smallest) of that row's, totals aside. A list of one name ("Wages and
+    salaries, Wages and salaries" for two years "respectively") is that name. "" when no table shows it."""
+    most, least = bool(_LARGEST.search(question)), bool(_SMALLEST.search(question))
+    wanted = {tuple(words.words(item)) for item in answer.strip(" .").split(",")}
+    if most == least or len(wanted) != 1 or not next(iter(wanted)) or numbers_in(answer):
+        return ""
+    wanted, pick = next(iter(wanted)), max if most else min
+    years, percent, said = question_years(question), asks_percent(question), stems(question)
+    asked = question_stems(question) - stems(answer)
+
+    def winner(by_name: dict[str, float]) -> str:  # the one name holding the extreme, totals aside
+        by_name = {name: number for name, number in by_name.items() if stems(name) - GENERIC}
+        best = [name for name, number in by_name.items() if number == pick(by_name.values())] if len(by_name) >= 2 else []
+        return best[0] if len(best) == 1 else ""
+
+    for place, rows in cells.items():
+        for section in dict.fromkeys(row["section"] for row in rows):
+            table = [row for row in rows if row["section"] == section]
+            headers = list(dict.fromkeys(header for row in table for header, _, number in row["cells"] if number is not None))
+            if not stems(" ".join([section, *headers, *(row["label"] for row in table)])) & asked:
+                continue
+            columns = [header for header in headers if bool(PERCENT_HEADER.search(header)) == percent
+                       and (set(YEAR.findall(header)) & years if years else True)]
+            fit = max((len(stems(header) & said) for header in columns), default=0)
+            columns = [header for header in columns if len(stems(header) & said) == fit]
+            by_column = [{row["label"]: number for row in table for header, _, number in row["cells"]
+                          if header == column and number is not None} for column in columns]
+            if columns and all((found := winner(by_row)) and tuple(words.words(found)) == wanted for by_row in by_column):
+                return f"{winner(by_column[0])} · {', '.join(columns)} · p.{place[1]}"
+            for row in table:  # the answer among the columns of a row the question names
+                if stems(row["label"]) and stems(row["label"]) <= said and (set(YEAR.findall(row["label"])) <= years if years else True):
+                    found = winner({header: number for header, _, number in row["cells"] if number is not None})
+                    if found and tuple(words.words(found)) == wanted:
+                        return f"{found} · {row['label']} · p.{place[1]}"
+    return ""
+
+
 def _by_year(row: dict, percent: bool) -> dict[str, tuple[float, str]]:
     """A row's (value, as printed) in each year its columns name: a year's amount, not its "%" of the total beside
     it (or its percentage, when `percent`)."""
@@ -606,12 +651,13 @@ def list_items(answer: str) -> list[str]:
 def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str],
                  cells: dict[tuple[str, int], list[dict]]) -> Grounding:
     """`_ground_value`; an answer that lists values (`list_items`) and does not ground whole, as printed,
-    grounds as the rows of one table that names the question (`_listed_rows`), else as its least grounded
-    item: a page prints a list's items in a sentence with "and"."""
+    grounds as the rows of one table that names the question (`_listed_rows`; which rows are the largest is
+    `_extreme_row`'s to say), else as its least grounded item: a page prints a list's items in a sentence
+    with "and"."""
     whole = _ground_value(question, answer, texts, bridges)
     if whole.level == GROUNDED or not (items := list_items(answer)):
         return whole
-    if listed := _listed_rows(question, items, cells):
+    if not (_LARGEST.search(question) or _SMALLEST.search(question)) and (listed := _listed_rows(question, items, cells)):
         return Grounding(GROUNDED, shown=listed, pages={place: GROUNDED for place in texts})
     each = [_ground_value(question, item, texts, bridges) for item in items]
     worst = min(each, key=lambda grounding: LEVELS.index(grounding.level))

@@ -514,6 +514,23 @@ def test_how_many_years_a_row_exceeds_a_threshold_is_counted_from_its_cells():
                   [("d", 1)], services).level == GROUNDED  # of the years it names
 
 
+def test_which_row_or_column_is_largest_is_read_from_the_table_the_question_names():
+    segments = _Table("Revenue by segment:", {"Consumer": {"2019": "412.6", "2018": "380.1"},
+                                              "Industrial": {"2019": "390.0", "2018": "401.0"},
+                                              "Total": {"2019": "802.6", "2018": "781.1"}})
+    question = "Which segment had the largest revenue in 2019?"
+    assert ground(question, "Consumer", None, [("d", 1)], segments).shown == ["Consumer · 2019 · p.1"]
+    assert ground(question, "Industrial", None, [("d", 1)], segments).level != GROUNDED
+    assert ground(question.replace("2019", "2018"), "Industrial", None, [("d", 1)], segments).level == GROUNDED
+    assert ground("Which segment had the largest revenue in 2018 and 2019 respectively?", "Industrial, Consumer", None,
+                  [("d", 1)], segments).level != GROUNDED  # two names: not one table's extreme
+    balances = _Table("Goodwill by segment:", {"Net balances at September 30, 2018": {
+        "Transportation": "50,870", "Defense": "270,692", "Total": "321,562"}})
+    wide = "In which business segment were the net balances at September 30, 2018 the largest?"
+    assert ground(wide, "Defense", None, [("d", 1)], balances).level == GROUNDED
+    assert ground(wide, "Transportation", None, [("d", 1)], balances).level != GROUNDED
+
+
 def test_which_year_is_larger_reads_each_years_amount_not_its_share_beside_it():
     """Canada's revenue rose (70,774 → 96,168) while its share of the total fell (6.6% → 6.1%)."""
     rows = {"Canada": {"2019 $": "96,168", "2019 %": "6.1", "2018 $": "70,774", "2018 %": "6.6"}}
