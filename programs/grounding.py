@@ -8,9 +8,10 @@ operands; else the words it adds to the question) is looked for on the pages it 
   in its years; in a schedule whose rows are years, the column names the metric and the row the year),
   or a sentence that names the metric (a "Label: value" fact is a one-cell row; a date's day is no
   value); a count ("how many days") only where the number is printed with its unit, and a count of years
-  over a threshold only where the row the question names has that many; a text value in the sentence
-  of its page that names most of the question (with the page's title), and a list as the rows of one
-  table that names the question;
+  over a threshold only where the row the question names has that many; a name asked as the largest
+  where its row (or column) holds that value in a table that names the question; a text value in the
+  sentence of its page that names most of the question (with the page's title), and a list as the rows
+  of one table that names the question;
 - `on_page`: printed on a cited page, but in a row, column or sentence that is not the question's;
 - `unsupported`: printed on no cited page, or of another type than the question asks for (a section
   number for a count of days, a name for an amount, no yes or no to a yes/no question).
@@ -58,6 +59,7 @@ _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
 _DATE_DAY = re.compile(rf"\b{_MONTH}\.?\s+$", re.IGNORECASE)
 _LARGEST = re.compile(r"\b(?:largest|highest|greatest|most|larger|higher|greater|more|maximum)\b", re.IGNORECASE)
 _SMALLEST = re.compile(r"\b(?:smallest|lowest|least|smaller|lower|less|fewer|minimum)\b", re.IGNORECASE)
+_THAN = re.compile(r"\bthan\b", re.IGNORECASE)
 _DAY_MONTH = re.compile(rf"\s+{_MONTH}\b", re.IGNORECASE)  # "3 November"
 _DATE = re.compile(rf"\b(\d{{1,2}})\s+({_MONTH})\b|\b({_MONTH})\.?\s+(\d{{1,2}})\b(?!\d)", re.IGNORECASE)  # "8 June", "June 8"
 # A company's legal form adds nothing to its name ("Best Buy Co., Inc." to "Which Best Buy category ...?")
@@ -538,8 +540,8 @@ def _extreme_row(question: str, answer: str, cells: dict[tuple[str, int], list[d
     salaries, Wages and salaries" for two years "respectively") is that name. "" when no table shows it."""
     most, least = bool(_LARGEST.search(question)), bool(_SMALLEST.search(question))
     wanted = {tuple(words.words(item)) for item in answer.strip(" .").split(",")}
-    if most == least or len(wanted) != 1 or not next(iter(wanted)) or numbers_in(answer):
-        return ""
+    if most == least or _THAN.search(question) or len(wanted) != 1 or not next(iter(wanted)) or numbers_in(answer):
+        return ""  # "more than 10% of revenue" is a threshold, "higher than Consumer's" a comparison: no extreme
     wanted, pick = next(iter(wanted)), max if most else min
     years, percent, said = question_years(question), asks_percent(question), stems(question)
     asked = question_stems(question) - stems(answer)

@@ -522,6 +522,8 @@ def test_which_row_or_column_is_largest_is_read_from_the_table_the_question_name
     assert ground(question, "Consumer", None, [("d", 1)], segments).shown == ["Consumer · 2019 · p.1"]
     assert ground(question, "Industrial", None, [("d", 1)], segments).level != GROUNDED
     assert ground(question.replace("2019", "2018"), "Industrial", None, [("d", 1)], segments).level == GROUNDED
+    threshold = "Which segment had more revenue than 400 in 2019?"  # a threshold, not the largest
+    assert ground(threshold, "Consumer", None, [("d", 1)], segments).level != GROUNDED
     assert ground("Which segment had the largest revenue in 2018 and 2019 respectively?", "Industrial, Consumer", None,
                   [("d", 1)], segments).level != GROUNDED  # two names: not one table's extreme
     balances = _Table("Goodwill by segment:", {"Net balances at September 30, 2018": {
