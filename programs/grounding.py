@@ -28,7 +28,7 @@ value (`programs.confirm`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -74,7 +74,6 @@ _COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
 _THRESHOLD = re.compile(r"\b(?:(?P<above>exceed(?:ed|s)?|above|more than|greater than|higher than|over)|less than|below|"
                         r"lower than|under|fewer than)\s+(?P<amount>[$€£]?\s?\d[\d,]*(?:\.\d+)?%?"
                         r"(?:\s+(?:thousand|million|billion)s?\b)?)", re.IGNORECASE)
-_SCALE_WORD = re.compile(r"\b(?:thousand|million|billion)s?\b", re.IGNORECASE)
 _ASKS_YEAR = re.compile(r"\b(?:what|which)\s+(?:financial\s+|fiscal\s+)?years?\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
 _QUANTITY = r"how (?:much|many)|amount|percentage|percent|sum|average|difference|change|growth|ratio|rate|margin|cagr|dpo|turnover"
 _ASKS_NUMBER = re.compile(rf"\b(?:{_QUANTITY}|total|revenues?|sales|income|earnings|profits?|costs?|expenses?|expenditures?|"
@@ -551,26 +550,32 @@ def _extreme_row(question: str, answer: str, cells: dict[tuple[str, int], list[d
         best = [name for name, number in by_name.items() if number == pick(by_name.values())] if len(by_name) >= 2 else []
         return best[0] if len(best) == 1 else ""
 
+    for place, table in _tables_about(cells, asked):
+        headers = list(dict.fromkeys(header for row in table for header, _, number in row["cells"] if number is not None))
+        columns = [header for header in headers if bool(PERCENT_HEADER.search(header)) == percent
+                   and (set(YEAR.findall(header)) & years if years else True)]
+        fit = max((len(stems(header) & said) for header in columns), default=0)
+        columns = [header for header in columns if len(stems(header) & said) == fit]
+        winners = {winner({row["label"]: number for row in table for header, _, number in row["cells"]
+                           if header == column and number is not None}) for column in columns}
+        if len(winners) == 1 and tuple(words.words(found := winners.pop())) == wanted:
+            return f"{found} · {', '.join(columns)} · p.{place[1]}"
+        for row in table:  # the answer among the columns of a row the question names
+            if stems(row["label"]) and stems(row["label"]) <= said and (set(YEAR.findall(row["label"])) <= years if years else True):
+                found = winner({header: number for header, _, number in row["cells"] if number is not None})
+                if found and tuple(words.words(found)) == wanted:
+                    return f"{found} · {row['label']} · p.{place[1]}"
+    return ""
+
+
+def _tables_about(cells: dict[tuple[str, int], list[dict]], asked: set[str]) -> Iterator[tuple[tuple[str, int], list[dict]]]:
+    """Each cited page's tables (its rows under one caption) whose caption, row labels or columns name a word of
+    `asked`, with their pages."""
     for place, rows in cells.items():
         for section in dict.fromkeys(row["section"] for row in rows):
             table = [row for row in rows if row["section"] == section]
-            headers = list(dict.fromkeys(header for row in table for header, _, number in row["cells"] if number is not None))
-            if not stems(" ".join([section, *headers, *(row["label"] for row in table)])) & asked:
-                continue
-            columns = [header for header in headers if bool(PERCENT_HEADER.search(header)) == percent
-                       and (set(YEAR.findall(header)) & years if years else True)]
-            fit = max((len(stems(header) & said) for header in columns), default=0)
-            columns = [header for header in columns if len(stems(header) & said) == fit]
-            by_column = [{row["label"]: number for row in table for header, _, number in row["cells"]
-                          if header == column and number is not None} for column in columns]
-            if columns and all((found := winner(by_row)) and tuple(words.words(found)) == wanted for by_row in by_column):
-                return f"{winner(by_column[0])} · {', '.join(columns)} · p.{place[1]}"
-            for row in table:  # the answer among the columns of a row the question names
-                if stems(row["label"]) and stems(row["label"]) <= said and (set(YEAR.findall(row["label"])) <= years if years else True):
-                    found = winner({header: number for header, _, number in row["cells"] if number is not None})
-                    if found and tuple(words.words(found)) == wanted:
-                        return f"{found} · {row['label']} · p.{place[1]}"
-    return ""
+            if stems(" ".join([section, *(row["label"] for row in table), *(h for row in table for h, _, _ in row["cells"])])) & asked:
+                yield place, table
 
 
 def _by_year(row: dict, percent: bool) -> dict[str, tuple[float, str]]:
@@ -677,15 +682,11 @@ def _listed_rows(question: str, items: list[str], cells: dict[tuple[str, int], l
     """Where a list answer is the rows of one table ("Billed, Unbilled" for "What types of accounts receivable
     are there?"): each item a whole row label of one table of a cited page (its rows under one caption) that,
     by its caption, its other rows or its columns, names a word of the question the items do not; [] when none."""
-    wanted = [words.words(item) for item in items]
-    asked = question_stems(question) - stems(" ".join(items))
-    for place, rows in cells.items():
-        for section in dict.fromkeys(row["section"] for row in rows):
-            table = [row for row in rows if row["section"] == section]
-            labels = {tuple(words.words(row["label"])): row["label"] for row in table}
-            names = stems(" ".join([section, *(row["label"] for row in table), *(h for row in table for h, _, _ in row["cells"])]))
-            if all(tuple(item) in labels for item in wanted) and names & asked:
-                return [f"{labels[tuple(item)]} · {place[0]} · p.{place[1]}" for item in wanted]
+    wanted = [tuple(words.words(item)) for item in items]
+    for place, table in _tables_about(cells, question_stems(question) - stems(" ".join(items))):
+        labels = {tuple(words.words(row["label"])): row["label"] for row in table}
+        if all(item in labels for item in wanted):
+            return [f"{labels[item]} · {place[0]} · p.{place[1]}" for item in wanted]
     return []
 
 
