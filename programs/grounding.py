@@ -10,8 +10,9 @@ operands; else the words it adds to the question) is looked for on the pages it 
   value); a count ("how many days") only where the number is printed with its unit, and a count of years
   over a threshold only where the row the question names has that many; a name asked as the largest
   where its row (or column) holds that value in a table that names the question; a text value in the
-  sentence of its page that names most of the question (with the page's title), and a list as the rows
-  of one table that names the question;
+  sentence of its page that names most of the question (with the page's title), of the kind the question
+  asks for (`gap_type`: a person, a place, the "band" of "Which band ...?" where a page says what it is),
+  and a list as the rows of one table that names the question;
 - `on_page`: printed on a cited page, but in a row, column or sentence that is not the question's;
 - `unsupported`: printed on no cited page, or of another type than the question asks for (a section
   number for a count of days, a name for an amount, no yes or no to a yes/no question).
@@ -666,7 +667,7 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
         return whole
     if not (_LARGEST.search(question) or _SMALLEST.search(question)) and (listed := _listed_rows(question, items, cells)):
         return Grounding(GROUNDED, shown=listed, pages={place: GROUNDED for place in texts})
-    each = [_ground_value(question, item, texts, bridges) for item in items]
+    each = [_ground_value(question, item, texts, bridges, item=True) for item in items]
     worst = min(each, key=lambda grounding: LEVELS.index(grounding.level))
     if LEVELS.index(worst.level) <= LEVELS.index(whole.level):
         return whole
@@ -690,13 +691,15 @@ def _listed_rows(question: str, items: list[str], cells: dict[tuple[str, int], l
     return []
 
 
-def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str]) -> Grounding:
+def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str],
+                  item: bool = False) -> Grounding:
     """A text value: the words the answer adds to the question, printed together on a cited page about
     what the question names (`_subject_pages`), in the sentence of that page that names most of what the question,
     or a bridge to it, names (with the page's title: "Maximum Overdrive" names the film a bridge reached);
     not a company's legal form, nor a fuller name of what the question
     names, of all its words or two of them ("Audrey Mae Sheppard Williams" for "Who was Audrey Williams
-    pregnant with?", "Direct Action Committee" for a question about "Act of War; Direct Action")."""
+    pregnant with?", "Direct Action Committee" for a question about "Act of War; Direct Action"); of the type
+    the question's gap asks for (`gap_type`; `item`: the answer is an item of a list)."""
     asked = stems(question)
     tokens = _TOKEN.findall(_YES_NO_START.sub("", answer))
     new = [i for i, token in enumerate(tokens) if stems(token) - asked and token.strip(".,").lower() not in _LEGAL_FORMS]
@@ -739,7 +742,7 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
             if found := phrase.search(sentence):
                 level = GROUNDED if named and (len(named) == top or _beside_gap(question, sentence, found)) else ON_PAGE
                 if level == GROUNDED and (miss := gap_type(question, found[0], sentence, found.start(), found.end(), texts,
-                                                               _YES_NO_START.sub("", answer))):
+                                                               _YES_NO_START.sub("", answer), item)):
                     level = ON_PAGE
                     if result.level == UNSUPPORTED:
                         result.level, result.reason = ON_PAGE, miss
@@ -758,8 +761,9 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
 # wrong names: "Europe" for "founded by who?", "American" for "the mayor of what city?", "Solo" of "Solo
 # pistols" for "what company?"): the wh-word's type, told by general cues of the sentence that prints it.
 _ASKS_WHO = re.compile(r"^\s*(?:who|whom)\b|\bwhom?\s*\??\s*$", re.IGNORECASE)  # not a relative "the singer who is"
-_ASKS_WHERE = re.compile(r"^\s*where\b|\bwhere\s*\??\s*$|\b(?:what|which)\s+(?:\w+\s+)?(?:city|town|country|state|county|"
-                         r"province|region|village|place|location|continent|island)\b", re.IGNORECASE)
+_ASKS_WHERE = re.compile(r"^\s*where\b|\bwhere\s*\??\s*$|\b(?:what|which)\s+(?:\w+\s+)?(?:city|cities|towns?|country|countries|"
+                         r"states?|county|counties|provinces?|regions?|villages?|places?|locations?|continents?|islands?)\b",
+                         re.IGNORECASE)
 _BEFORE_PLACE = {"in", "at", "from", "near", "of", "outside", "across", "to", "within", "into", "throughout", "around"}
 _PERSON_CUES = re.compile(r"\b(?:born|he|she|his|her|died)\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’-]+")
@@ -791,16 +795,20 @@ def _subject(title: str, pronoun: re.Match) -> str:
 
 
 def gap_type(question: str, answer: str, sentence: str, start: int, end: int, texts: dict[tuple[str, int], str],
-             whole: str = "") -> str:
+             whole: str = "", item: bool = False) -> str:
     """Why the `answer` printed at sentence[start:end] does not name what the question's gap asks for
     ("" when it may): one word that modifies the next ("Solo pistols", "an American consultant", "Penn's
     recording"), unless the next is the question's own ("entertainment category"), is part of another
-    name; "who" asks for a person: a name of two capitalised words (the whole answer's) or one whose own
+    name, and so is one printed only inside a longer quoted title; a name asked by its kind ("Which heavy metal band",
+    `asked_kind`; a name, not a date, place or number) is not one a cited page's sentence, opening with it,
+    calls another kind ("was an English cricketer"), nor, when no page calls it anything, one printed in a
+    sentence without the kind's words; "who" asks for a person: a name of two capitalised words (the whole answer's) or one whose own
     page says born, he or she, not a name printed after "in", "at" or "from"; "where" (what
     city, which country) asks for a place: a name printed after such a preposition (within the three words
     before the whole answer: "the Chairman of the Board" is not printed after "of") or
     whose own page calls it a place. `whole`: the whole answer, when `answer` is the part of it the
-    question does not say ("19th" of "19th century")."""
+    question does not say ("19th" of "19th century"); `item`: it is one item of a list answer, whose kind
+    is the list's."""
     tokens = _WORD.findall(whole or answer)
     after = _WORD.findall(sentence[end:end + 40])
     preceding = [word.lower() for word in _WORD.findall(sentence[max(0, start - 80):start])]
@@ -812,6 +820,15 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
                              and not stems(after[0]) & stems(question)  # "entertainment category" for "which category"
                              and not re.match(r"\s*[,.;:()\"]", sentence[end:])):
         return f"{answer!r} is printed as a part of another name"
+    if all(_inside_title(sentence, *found.span(), whole) for found in re.finditer(re.escape(answer), sentence, re.IGNORECASE)):
+        return f"{answer!r} is printed as a part of a longer quoted title"
+    if (kind := asked_kind(question)) and _is_name(whole or answer) and not item and not _ASKS_WHERE.search(question):
+        wanted = _terms(kind)
+        if called := _defined_as(whole or answer, texts):
+            if not wanted & _terms(called):
+                return f"the question asks for a {kind}, a cited page calls {answer!r} {called}"
+        elif not wanted & _terms(sentence):
+            return f"the question asks for a {kind}, no cited page says {answer!r} is one"
     own = " ".join(text for place, text in texts.items() if place[0].lower().startswith(answer.lower().strip(" .")))
     if _ASKS_WHO.search(question):
         capitals = [token for token in tokens if token[:1].isupper()]
@@ -821,6 +838,65 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
             and not re.search(r"\b(?:city|town|country|state|capital|village|located|region)\b", own, re.IGNORECASE):
         return f"the question asks where, {answer!r} is printed as no place"
     return ""
+
+
+_QUOTES = "\"“”"
+_KIND = re.compile(r"\b(?:(?:what|which)\s+(?:(?:is|was|are|were)\s+(?:the|a|an)\s+(?:name\s+of\s+(?:the|a|an)\s+)?)?|"
+                   r"^\W*who\s+(?:is|was|are|were)\s+(?:the|a|an)\s+)(?P<rest>.*)", re.IGNORECASE)
+_DEFINITION = re.compile(r"^\s*[\"”’']?\s*(?:\([^)]*\)\s*)?,?\s*(?:is|was|are|were)\s+(?:a|an|the|one\s+of\s+the)\s+(?P<called>.+?)"
+                         r"(?=[.;:()]|\s+(?:who|whom|which|that|born|of|for|in|from|at|with|by|on)\b|$)", re.IGNORECASE)
+
+
+def asked_kind(question: str) -> str:
+    """The kind of thing a question's gap names ("song" of "What song debuted ...?", "heavy metal band" of "Which
+    heavy metal band ...?", "DJ" of "Who was the DJ of ...?"): the words after its "what" or "which" (or an opening
+    "Who was the") up to a function word, a verb among them ("song debuted"); "" when a function word follows it
+    ("What did ...?"), for "Who wrote ...?" and when it offers two names."""
+    match = _KIND.search(question)
+    if match is None or offered(question):
+        return ""
+    kind = []
+    for word in _WORD.findall(match["rest"]):
+        if word.lower() in STOPWORDS:
+            break
+        kind.append(word)
+    return " ".join(kind)
+
+
+def _defined_as(answer: str, texts: dict[tuple[str, int], str]) -> str:
+    """What a sentence of the cited pages that opens with the answer, as its subject, calls it ("English
+    cricketer" of "Richard Vincent (1846 – 1924) was an English cricketer born in London"), or ""."""
+    name = re.compile(r"(?<!\w)" + re.escape(answer.strip(" .")) + r"(?!\w)")
+    for text in texts.values():
+        for sentence in sentences(text, lines=True):
+            found = name.search(sentence)
+            if found is None or re.search(r"[a-z]", re.sub(r"\b(?:[A-Z]\S*|of|the|de|von|van)\b", "", sentence[:found.start()])):
+                continue  # not printed, or another word than a name precedes it: it is not the sentence's subject
+            rest = re.sub(r"^(?:\s*[\"“”']?\s*[A-Z][\w.'’-]*)*", "", sentence[found.end():])  # the rest of a fuller name
+            if match := _DEFINITION.match(rest):
+                return match["called"].strip()
+    return ""
+
+
+def _is_name(text: str) -> bool:
+    """A name: its words capitalised, function words aside, and no number ("Wings and the Woman"; not a date)."""
+    content = [word for word in _WORD.findall(text) if word.lower() not in STOPWORDS]
+    return bool(content) and all(word[:1].isupper() for word in content) and not re.search(r"\d", text)
+
+
+def _terms(text: str) -> set[str]:
+    """A kind's words as a definition may print them: loose stems ("films" is "film") and short words ("DJ")."""
+    return words.stems(text, loose=True) | {word for word in words.words(text) if word not in STOPWORDS}
+
+
+def _inside_title(sentence: str, start: int, end: int, whole: str = "") -> bool:
+    """The answer printed at sentence[start:end] (with the `whole` answer it is a part of) is inside a quoted
+    title that goes on past it ('"Korn's Groovy Pirate Ghost Mystery"')."""
+    if whole:
+        start, end = next((found.span() for found in re.finditer(re.escape(whole.strip(" .")), sentence, re.IGNORECASE)
+                           if found.start() <= start and end <= found.end()), (start, end))
+    opened = sum(sentence[:start].count(quote) for quote in _QUOTES) % 2 == 1
+    return opened and not re.match(r"[\s,.!?]*[\"“”]", sentence[end:])
 
 
 def tied_pages(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str]) -> set[tuple[str, int]]:

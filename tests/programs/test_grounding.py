@@ -302,7 +302,7 @@ def test_a_bridge_ties_the_page_it_titles_and_one_word_ties_a_title_it_starts():
     pages = _Pages({"Drew Fuller": 'Andrew "Drew" Fuller is an American actor, known for the series "Charmed".',
                     "The Drew Pearson Show": "The Drew Pearson Show was a television program originally broadcast on "
                                              "ABC and later on the DuMont Television Network.",
-                    "Charmed": "Charmed is a series originally broadcast on UPN."})
+                    "Charmed": "Charmed is a series originally broadcast on the station UPN."})
     question = "Drew Fuller starred in a series that originally broadcast on what station?"
     cited = [("Drew Fuller", 1), ("The Drew Pearson Show", 1), ("Charmed", 1)]
     assert ground(question, "ABC", None, cited, pages, bridges=["Television", "DuMont Television Network"]).level == ON_PAGE
@@ -311,7 +311,7 @@ def test_a_bridge_ties_the_page_it_titles_and_one_word_ties_a_title_it_starts():
 
 
 def test_a_name_grounds_where_it_is_printed_whole_or_followed_by_the_questions_own_words():
-    pages = _Pages({"The Circuit": "The Circuit is a TV film starring Drew Fuller, originally airing on the ABC Family.",
+    pages = _Pages({"The Circuit": "The Circuit is a TV film starring Drew Fuller, originally airing on the station ABC Family.",
                     "South Dakota": "South Dakota is named after the Lakota and Dakota Sioux Native American tribes."})
     question = "Drew Fuller starred in a film that originally aired on what station?"
     assert ground(question, "ABC", None, [("The Circuit", 1)], pages).level == UNSUPPORTED  # "ABC Family" is another name
@@ -619,3 +619,39 @@ def test_a_list_answers_a_question_naming_a_metric_when_it_lists_no_number():
     assert ground(question, "Debtors, Cash and cash equivalents", None, page, passage).level == GROUNDED
     assert ground(question, "Debtors", None, page, passage).reason == "the answer states no number"  # no list
     assert list_items("12, 14 and 16") == [] and list_items("Canton") == []
+
+
+def test_a_name_a_cited_page_calls_another_kind_than_the_question_asks_for_does_not_ground():
+    """"Who was the DJ of ...?": a page that opens "Tom Hale (1950 – 2010) was an English cricketer" says what
+    Tom Hale is, so the bridge the question names by its kind is no DJ; the DJ it names is one."""
+    pages = _Pages({"Big Beats": "Big Beats is a compilation album mixed by DJ Sam Rivers and partly produced by Tom Hale.",
+                    "Tom Hale (cricketer)": "Tom Hale (1950 – 2010) was an English cricketer born in Leeds. "
+                                            "Tom Hale partly produced the compilation album Big Beats."})
+    question = "Who was the DJ of the compilation album partly produced by an English cricketer born in Leeds?"
+    cited = [("Big Beats", 1), ("Tom Hale (cricketer)", 1)]
+    hale = ground(question, "Tom Hale", None, cited, pages)
+    assert hale.level == ON_PAGE and "English cricketer" in hale.reason
+    assert ground(question, "Sam Rivers", None, cited, pages).level == GROUNDED
+
+
+def test_a_name_asked_by_its_kind_grounds_only_where_a_cited_page_says_it_is_one():
+    """"Which actress ...?": a name is one where a cited page calls it one or the sentence that prints it names the
+    kind; a name beside it in the sentence that names the question ("the dog Rex") is not."""
+    pages = _Pages({"Blue Sky (film)": "Blue Sky is a 1999 film directed by Max Orr that stars Ann Lee and the dog Rex.",
+                    "Ann Lee": "Ann Lee is an American actress."})
+    question = "Which actress is in the 1999 film directed by Max Orr?"
+    cited = [("Blue Sky (film)", 1), ("Ann Lee", 1)]
+    assert ground(question, "Ann Lee", None, cited, pages).level == GROUNDED
+    rex = ground(question, "Rex", None, cited, pages)
+    assert rex.level == ON_PAGE and "actress" in rex.reason
+    alone = ground(question, "Ann Lee", None, cited[:1], pages)  # her own page not cited: nothing says she is one
+    assert alone.level == ON_PAGE and "no cited page says" in alone.reason
+
+
+def test_a_name_printed_inside_a_longer_quoted_title_does_not_ground():
+    passage = _Pages({"Korn's Groovy Pirate Ghost Mystery": "\"Korn's Groovy Pirate Ghost Mystery\" is an episode of South "
+                      "Park in which the song \"Falling Away from Me\" debuted."})
+    question, page = "What debuted in the episode of South Park?", [("Korn's Groovy Pirate Ghost Mystery", 1)]
+    korn = ground(question, "Korn", None, page, passage)
+    assert korn.level == ON_PAGE and "quoted title" in korn.reason
+    assert ground(question, "Falling Away from Me", None, page, passage).level == GROUNDED
