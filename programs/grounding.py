@@ -7,8 +7,9 @@ operands; else the words it adds to the question) is looked for on the pages it 
   value of another row or year is not; an operand of several need only be in a row the question names,
   in its years; in a schedule whose rows are years, the column names the metric and the row the year),
   or a sentence that names the metric (a "Label: value" fact is a one-cell row; a date's day is no
-  value); a count ("how many days") only where the number is printed with its unit, and a count of years
-  over a threshold only where the row the question names has that many; a name asked as the largest
+  value); a count ("how many days") only where the number is printed with its unit (in words, "two-time",
+  as a text value), and a count of years over a threshold only where the row the question names has that
+  many; a name asked as the largest
   where its row (or column) holds that value in a table that names the question; a text value in the
   sentence of its page that names most of the question (with the page's title), of the kind the question
   asks for (`gap_type`: a person, a place, the "band" of "Which band ...?" where a page says what it is),
@@ -380,8 +381,8 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
             return _ground_text(question, answer, texts, bridges, cells)
         values = stated_numbers(answer, question)
     if not values:
-        if list_items(answer):  # "Debtors, Cash and cash equivalents" for "What made up current assets?"
-            return _ground_text(question, answer, texts, bridges, cells)
+        if list_items(answer) or _NUMBER_WORDS.search(answer):  # "Debtors, Cash and cash equivalents" for "What made
+            return _ground_text(question, answer, texts, bridges, cells)  # up current assets?", "two-time" for "How many times?"
         return Grounding(UNSUPPORTED, "the answer states no number")
     years = question_years(question) | (set(YEAR.findall(answer)) if verdict else set())
     asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))), years,

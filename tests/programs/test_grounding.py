@@ -655,3 +655,12 @@ def test_a_name_printed_inside_a_longer_quoted_title_does_not_ground():
     korn = ground(question, "Korn", None, page, passage)
     assert korn.level == ON_PAGE and "quoted title" in korn.reason
     assert ground(question, "Falling Away from Me", None, page, passage).level == GROUNDED
+
+
+def test_a_count_written_in_words_grounds_as_the_words_printed():
+    """"How many times ...?" answered "two-time": no digit to read, so its words are looked for as a text's are."""
+    passage = _Pages({"Dan Roe": "Dan Roe (born 1977) is a former American football player. Dan Roe was a two-time "
+                                 "Pro Bowl selection in the National Football League."})
+    question, page = "How many times was Dan Roe selected for the Pro Bowl of the National Football League?", [("Dan Roe", 1)]
+    assert ground(question, "two-time", None, page, passage).level == GROUNDED
+    assert ground(question, "three-time", None, page, passage).level == UNSUPPORTED
