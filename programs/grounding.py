@@ -886,8 +886,9 @@ def _is_name(text: str) -> bool:
 
 
 def _terms(text: str) -> set[str]:
-    """A kind's words as a definition may print them: loose stems ("films" is "film") and short words ("DJ")."""
-    return words.stems(text, loose=True) | {word for word in words.words(text) if word not in STOPWORDS}
+    """A kind's words as a definition may print them: loose stems ("films" is "film") and short words ("DJ", of
+    "DJ'ed")."""
+    return words.stems(text, loose=True) | {word for word in re.findall(r"[a-z\d]+", text.lower()) if word not in STOPWORDS}
 
 
 def _inside_title(sentence: str, start: int, end: int, whole: str = "") -> bool:

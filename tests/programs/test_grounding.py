@@ -623,8 +623,8 @@ def test_a_list_answers_a_question_naming_a_metric_when_it_lists_no_number():
 
 def test_a_name_a_cited_page_calls_another_kind_than_the_question_asks_for_does_not_ground():
     """"Who was the DJ of ...?": a page that opens "Tom Hale (1950 – 2010) was an English cricketer" says what
-    Tom Hale is, so the bridge the question names by its kind is no DJ; the DJ it names is one."""
-    pages = _Pages({"Big Beats": "Big Beats is a compilation album mixed by DJ Sam Rivers and partly produced by Tom Hale.",
+    Tom Hale is, so the bridge the question names by its kind is no DJ; the one the album was "DJ'ed by" is."""
+    pages = _Pages({"Big Beats": "Big Beats is a compilation album DJ'ed by Sam Rivers and partly produced by Tom Hale.",
                     "Tom Hale (cricketer)": "Tom Hale (1950 – 2010) was an English cricketer born in Leeds. "
                                             "Tom Hale partly produced the compilation album Big Beats."})
     question = "Who was the DJ of the compilation album partly produced by an English cricketer born in Leeds?"
