@@ -9,8 +9,8 @@ operands; else the words it adds to the question) is looked for on the pages it 
   or a sentence that names the metric (a "Label: value" fact is a one-cell row; a date's day is no
   value); a count ("how many days") only where the number is printed with its unit (in words, "two-time",
   as a text value), and a count of years over a threshold only where the row the question names has that
-  many; a name asked as the largest
-  where its row (or column) holds that value in a table that names the question; a text value in the
+  many; a name asked as the largest where its row (or column) holds that value in a table that names the
+  question; a text value in the
   sentence of its page that names most of the question (with the page's title), of the kind the question
   asks for (`gap_type`: a person, a place, the "band" of "Which band ...?" where a page says what it is),
   and a list as the rows of one table that names the question;
@@ -381,8 +381,9 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
             return _ground_text(question, answer, texts, bridges, cells)
         values = stated_numbers(answer, question)
     if not values:
-        if list_items(answer) or _NUMBER_WORDS.search(answer):  # "Debtors, Cash and cash equivalents" for "What made
-            return _ground_text(question, answer, texts, bridges, cells)  # up current assets?", "two-time" for "How many times?"
+        # "Debtors, Cash and cash equivalents" for "What made up current assets?", "two-time" for "How many times?"
+        if list_items(answer) or _NUMBER_WORDS.search(answer):
+            return _ground_text(question, answer, texts, bridges, cells)
         return Grounding(UNSUPPORTED, "the answer states no number")
     years = question_years(question) | (set(YEAR.findall(answer)) if verdict else set())
     asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))), years,
@@ -800,11 +801,12 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
     """Why the `answer` printed at sentence[start:end] does not name what the question's gap asks for
     ("" when it may): one word that modifies the next ("Solo pistols", "an American consultant", "Penn's
     recording"), unless the next is the question's own ("entertainment category"), is part of another
-    name, and so is one printed only inside a longer quoted title; a name asked by its kind ("Which heavy metal band",
-    `asked_kind`; a name, not a date, place or number) is not one a cited page's sentence, opening with it,
-    calls another kind ("was an English cricketer"), nor, when no page calls it anything, one printed in a
-    sentence without the kind's words; "who" asks for a person: a name of two capitalised words (the whole answer's) or one whose own
-    page says born, he or she, not a name printed after "in", "at" or "from"; "where" (what
+    name, and so is one printed only inside a longer quoted title; a name asked by its kind ("Which heavy
+    metal band", `asked_kind`; a name, not a date, place or number) is not one a cited page's sentence,
+    opening with it, calls another kind ("was an English cricketer"), nor, when no page calls it anything,
+    one printed in a sentence without the kind's words; "who" asks for a person: a name of two capitalised
+    words (the whole answer's) or one whose own page says born, he or she, not a name printed after "in",
+    "at" or "from"; "where" (what
     city, which country) asks for a place: a name printed after such a preposition (within the three words
     before the whole answer: "the Chairman of the Board" is not printed after "of") or
     whose own page calls it a place. `whole`: the whole answer, when `answer` is the part of it the
@@ -821,7 +823,8 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
                              and not stems(after[0]) & stems(question)  # "entertainment category" for "which category"
                              and not re.match(r"\s*[,.;:()\"]", sentence[end:])):
         return f"{answer!r} is printed as a part of another name"
-    if all(_inside_title(sentence, *found.span(), whole) for found in re.finditer(re.escape(answer), sentence, re.IGNORECASE)):
+    printed = re.finditer(re.escape(answer), sentence, re.IGNORECASE)  # a name may be printed in a title and outside it
+    if all(_inside_title(sentence, *found.span(), whole) for found in printed):
         return f"{answer!r} is printed as a part of a longer quoted title"
     if (kind := asked_kind(question)) and _is_name(whole or answer) and not item and not _ASKS_WHERE.search(question):
         wanted = _terms(kind)
@@ -888,7 +891,7 @@ def _is_name(text: str) -> bool:
 def _terms(text: str) -> set[str]:
     """A kind's words as a definition may print them: loose stems ("films" is "film") and short words ("DJ", of
     "DJ'ed")."""
-    return words.stems(text, loose=True) | {word for word in re.findall(r"[a-z\d]+", text.lower()) if word not in STOPWORDS}
+    return words.stems(text, loose=True) | {word for word in words.WORD_PART.findall(text.lower()) if word not in STOPWORDS}
 
 
 def _inside_title(sentence: str, start: int, end: int, whole: str = "") -> bool:
@@ -898,7 +901,7 @@ def _inside_title(sentence: str, start: int, end: int, whole: str = "") -> bool:
         start, end = next((found.span() for found in re.finditer(re.escape(whole.strip(" .")), sentence, re.IGNORECASE)
                            if found.start() <= start and end <= found.end()), (start, end))
     opened = sum(sentence[:start].count(quote) for quote in _QUOTES) % 2 == 1
-    return opened and not re.match(r"[\s,.!?]*[\"“”]", sentence[end:])
+    return opened and not re.match(rf"[\s,.!?]*[{_QUOTES}]", sentence[end:])
 
 
 def tied_pages(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str]) -> set[tuple[str, int]]:
