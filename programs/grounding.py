@@ -10,10 +10,9 @@ operands; else the words it adds to the question) is looked for on the pages it 
   value); a count ("how many days") only where the number is printed with its unit (in words, "two-time",
   as a text value), and a count of years over a threshold only where the row the question names has that
   many; a name asked as the largest where its row (or column) holds that value in a table that names the
-  question; a text value in the
-  sentence of its page that names most of the question (with the page's title), of the kind the question
-  asks for (`gap_type`: a person, a place, the "band" of "Which band ...?" where a page says what it is),
-  and a list as the rows of one table that names the question;
+  question; a text value in the sentence of its page that names most of the question (with the page's
+  title), of the kind the question asks for (`gap_type`: a person, a place, the "band" of "Which band
+  ...?" where a page says what it is), and a list as the rows of one table that names the question;
 - `on_page`: printed on a cited page, but in a row, column or sentence that is not the question's;
 - `unsupported`: printed on no cited page, or of another type than the question asks for (a section
   number for a count of days, a name for an amount, no yes or no to a yes/no question).
@@ -806,12 +805,11 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
     opening with it, calls another kind ("was an English cricketer"), nor, when no page calls it anything,
     one printed in a sentence without the kind's words; "who" asks for a person: a name of two capitalised
     words (the whole answer's) or one whose own page says born, he or she, not a name printed after "in",
-    "at" or "from"; "where" (what
-    city, which country) asks for a place: a name printed after such a preposition (within the three words
-    before the whole answer: "the Chairman of the Board" is not printed after "of") or
-    whose own page calls it a place. `whole`: the whole answer, when `answer` is the part of it the
-    question does not say ("19th" of "19th century"); `item`: it is one item of a list answer, whose kind
-    is the list's."""
+    "at" or "from"; "where" (what city, which countries) asks for a place: a name printed after such a
+    preposition (within the three words before the whole answer: "the Chairman of the Board" is not printed
+    after "of") or whose own page calls it a place. `whole`: the whole answer, when `answer` is the part of
+    it the question does not say ("19th" of "19th century"); `item`: it is one item of a list answer, whose
+    kind is the list's."""
     tokens = _WORD.findall(whole or answer)
     after = _WORD.findall(sentence[end:end + 40])
     preceding = [word.lower() for word in _WORD.findall(sentence[max(0, start - 80):start])]

@@ -664,3 +664,11 @@ def test_a_count_written_in_words_grounds_as_the_words_printed():
     question, page = "How many times was Dan Roe selected for the Pro Bowl of the National Football League?", [("Dan Roe", 1)]
     assert ground(question, "two-time", None, page, passage).level == GROUNDED
     assert ground(question, "three-time", None, page, passage).level == UNSUPPORTED
+
+
+def test_places_asked_in_the_plural_keep_the_place_rule_not_the_kind_rule():
+    """"Which countries ...?" asks where, as "Which country ...?" does: places printed after "in" ground though no
+    page says they are countries."""
+    passage = _Passage("Pensions\nThe group operates defined benefit indemnity plans only in Greece.")
+    question, page = "Which countries does the group operate defined benefit indemnity plans in?", [("Pensions", 1)]
+    assert ground(question, "Greece", None, page, passage).level == GROUNDED
