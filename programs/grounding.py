@@ -75,7 +75,7 @@ _COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
 _THRESHOLD = re.compile(r"\b(?:(?P<above>exceed(?:ed|s)?|above|more than|greater than|higher than|over)|less than|below|"
                         r"lower than|under|fewer than)\s+(?P<amount>[$€£]?\s?\d[\d,]*(?:\.\d+)?%?"
                         r"(?:\s+(?:thousand|million|billion)s?\b)?)", re.IGNORECASE)
-_ASKS_YEAR = re.compile(r"\b(?:what|which)\s+(?:financial\s+|fiscal\s+)?years?\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
+_ASKS_YEAR = re.compile(r"\b(?:what|which)\s+(?:of\s+the\s+)?(?:financial\s+|fiscal\s+)?years?\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
 _QUANTITY = r"how (?:much|many)|amount|percentage|percent|sum|average|difference|change|growth|ratio|rate|margin|cagr|dpo|turnover"
 _ASKS_NUMBER = re.compile(rf"\b(?:{_QUANTITY}|total|revenues?|sales|income|earnings|profits?|costs?|expenses?|expenditures?|"
                           r"capex|assets|liabilities|equity|cash|debt|price|eps|dividends?|balance|value|number|count)\b",
@@ -388,6 +388,12 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
     asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))), years,
                    _count_unit(question), len(values) == 1, "" if computation else question, stems(question) & GENERIC,
                    bool(SHARE.search(question)), frozenset(dates_in(answer)))
+    if _ASKS_YEAR.search(question) and (compared := list(_years_beyond(question, cells))):  # "In which years was X
+        # less than $100 million?": all and only the years beyond the threshold
+        years = {f"{value:.0f}" for value in values}
+        listed = [f"{', '.join(sorted(beyond))} of {counted} years · {where}" for beyond, counted, where in compared if beyond == years]
+        return Grounding(GROUNDED, shown=listed[:1], pages={place: GROUNDED for place in pages}) if listed else Grounding(
+            ON_PAGE, "the years stated are not those in which the row the question names is beyond its threshold")
     if _ASKS_YEAR.search(question) and all(columns := [_year_column(question, value, cells, asked.words) for value in values]):
         return Grounding(GROUNDED, shown=columns, pages={place: GROUNDED for place in pages})
     if asked.unit == "years" and asked.single and (counted := _years_counted(question, values[0], cells)):
@@ -594,12 +600,21 @@ def _by_year(row: dict, percent: bool) -> dict[str, tuple[float, str]]:
 
 def _years_counted(question: str, value: float, cells: dict[tuple[str, int], list[dict]]) -> str:
     """Where a count answers "How many years did X exceed $5,000 million?" from a table: the row the question
-    names (every word of its label in the question; the longest) has `value` years (of those the question
-    names, if it names some) beyond the threshold; "" when no row shows it."""
+    names has `value` years beyond the threshold (`_years_beyond`); "" when no row shows it."""
+    if not value.is_integer():
+        return ""
+    return next((f"{value:.0f} of {counted} years ({', '.join(sorted(beyond))}) · {where}"
+                 for beyond, counted, where in _years_beyond(question, cells) if len(beyond) == value), "")
+
+
+def _years_beyond(question: str, cells: dict[tuple[str, int], list[dict]]) -> Iterator[tuple[set[str], int, str]]:
+    """(the years beyond the question's threshold, the years compared, where) of each row the question names
+    (every word of its label in the question; the longest) in a table of two or more years (those the question
+    names, if it names some)."""
     limit = _THRESHOLD.search(question)
     bounds = (numbers_in(limit["amount"]), numbers_in(_SCALE_WORD.sub("", limit["amount"]))) if limit else ([], [])
-    if not all(bounds) or not value.is_integer():
-        return ""
+    if not all(bounds):
+        return
     (scaled, *_), (face, *_) = bounds
     years, asked = question_years(question), stems(question)
     for place, rows in cells.items():
@@ -612,10 +627,9 @@ def _years_counted(question: str, value: float, cells: dict[tuple[str, int], lis
                        else (printed_value, face)
                        for year, (number, printed) in _by_year(row, "%" in limit["amount"]).items()
                        if not years or year in years}
-            beyond = [year for year, (amount, bound) in amounts.items() if (amount > bound if limit["above"] else amount < bound)]
-            if len(amounts) >= 2 and len(beyond) == value:
-                return f"{value:.0f} of {len(amounts)} years ({', '.join(sorted(beyond))}) · {row['label']} · p.{place[1]}"
-    return ""
+            if len(amounts) >= 2:
+                yield ({year for year, (amount, bound) in amounts.items() if (amount > bound if limit["above"] else amount < bound)},
+                       len(amounts), f"{row['label']} · p.{place[1]}")
 
 
 def _cell_score(label: str, header: str, asked: set[str], years: set[str], generic: set[str]) -> tuple[int, int]:

@@ -514,6 +514,17 @@ def test_how_many_years_a_row_exceeds_a_threshold_is_counted_from_its_cells():
                   [("d", 1)], services).level == GROUNDED  # of the years it names
 
 
+def test_the_years_a_row_is_beyond_a_threshold_ground_all_and_only_together():
+    services = _Table("Revenue by type (in millions)", {"Total services": {"2020": "5,200", "2019": "4,100", "2018": "4,900"}})
+    question = "In which year was Total services less than $5,000 million?"
+    grounding = ground(question, "2019, 2018", None, [("d", 1)], services)
+    assert grounding.level == GROUNDED and grounding.shown == ["2018, 2019 of 3 years · Total services · p.1"]
+    assert ground(question, "2019", None, [("d", 1)], services).level != GROUNDED  # not all of them
+    assert ground(question, "2019, 2020", None, [("d", 1)], services).level != GROUNDED
+    assert ground("Which of the years had Total services greater than $5,000 million?", "2020", None, [("d", 1)],
+                  services).level == GROUNDED
+
+
 def test_which_row_or_column_is_largest_is_read_from_the_table_the_question_names():
     segments = _Table("Revenue by segment:", {"Consumer": {"2019": "412.6", "2018": "380.1"},
                                               "Industrial": {"2019": "390.0", "2018": "401.0"},
