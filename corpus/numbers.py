@@ -154,6 +154,15 @@ def number_spans(text: str) -> list[tuple[int, int, float]]:
     return spans
 
 
+def face_value(span: str) -> float | None:
+    """The number a span of `number_spans` prints, before its scale word: "$60.3 million" → 60.3, "(1.2)bn" → -1.2."""
+    match = _IN_TEXT.search(span)
+    if match is None:
+        return None
+    number = float(match["num"].replace(",", ""))
+    return -number if match["sign"] or (match["open"] and match["close"]) else number
+
+
 def _is_mark(text: str, match: re.Match) -> bool:
     """Whether a match is a reference mark (`_MARK_AFTER`, `_MARK_OPENS`, `_VALUE_AFTER`): "(1)" to "(99)"
     after a word or opening a line of words."""

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from ferret.corpus.numbers import YEAR, number_spans, numbers_in
+from ferret.corpus.numbers import YEAR, face_value, number_spans, numbers_in
 from ferret.corpus.words import first_sentence
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                         may_ask_calculation, written_expression)
@@ -191,7 +191,8 @@ def _quoted_number(number: float, read: list[dict], scaled: bool = True) -> Find
         return min(abs(x * scale - y) / y if y else abs(x * scale) for scale in scales
                    for x, y in ((printed, value), (value, printed)))
 
-    spans = [(distance(abs(printed)), hit, start, end) for hit in read for start, end, printed in number_spans(hit["text"])]
+    spans = [(min(distance(abs(printed)), distance(abs(face_value(hit["text"][start:end]) or printed))), hit, start, end)
+             for hit in read for start, end, printed in number_spans(hit["text"])]
     best = min(spans, key=lambda span: span[0], default=None)  # the first of the nearest
     return _finding(*best[1:]) if best and best[0] <= TOLERANCE else None
 

@@ -1,7 +1,7 @@
 """corpus.numbers: cell, answer and running-text numbers."""
 import pytest
 
-from ferret.corpus.numbers import detect_scale, numbers_in, parse_number, parse_value
+from ferret.corpus.numbers import detect_scale, face_value, numbers_in, parse_number, parse_value
 from ferret.programs.verify import verify_pages
 
 
@@ -118,3 +118,8 @@ def test_a_number_too_long_for_a_float_is_no_number():
     endless = "$5,409" + ",000" * 110
     assert numbers_in(f"Inventories were {endless}, or 5,409.") == [5409.0]
     assert verify_pages(endless, [("d", 1)], lambda doc, page: "Inventories 5,409", lambda doc: "d.pdf").citations
+
+
+@pytest.mark.parametrize("span, face", [("$60.3 million", 60.3), ("(1.2)bn", -1.2), ("1,577", 1577.0), ("12%", 12.0), ("none", None)])
+def test_the_face_value_is_the_number_as_printed_before_its_scale_word(span, face):
+    assert face_value(span) == face

@@ -172,6 +172,16 @@ def test_a_number_the_question_gives_is_an_operand_no_page_needs_to_print():
         "the calculation uses 365, which no passage read prints"
 
 
+def test_an_operand_is_printed_as_the_amount_before_its_scale_word():
+    """"$60.3 million" prints 60.3 (and 60,300,000): an operand copied from it; "Note 3" prints no 3,000."""
+    billed = {**NOTE, "page": 3, "text": "Amounts billed include $60.3 million and $80.5 million due at September 30, 2019 "
+                                          "and 2018, respectively."}
+    read = answer_from_passages("What is the sum of amounts billed in 2018 and 2019?", [billed], "60.3 + 80.5", "", [1])
+    assert read.problem == "" and read.answer == "140.8" and [f.value for f in read.findings] == ["$60.3 million", "$80.5 million"]
+    assert answer_from_passages("What is the sum?", [billed], "60300000 + 80.5", "", [1]).problem == ""
+    assert answer_from_passages("What is the sum?", [NOTE], "3000 + 3", "", [1]).problem.startswith("the calculation uses 3000")
+
+
 @pytest.mark.parametrize("answer, stated, computation", [
     ("Total sales were $1,496.5", "Total sales were $1,496.5", ""),  # printed: a lookup
     ("2,699.5", "2,699.4", "$1,496.5 + $1,202.9"),  # not printed: the calculation
