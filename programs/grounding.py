@@ -696,14 +696,34 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
 
 def _listed_rows(question: str, items: list[str], cells: dict[tuple[str, int], list[dict]]) -> list[str]:
     """Where a list answer is the rows of one table ("Billed, Unbilled" for "What types of accounts receivable
-    are there?"): each item a whole row label of one table of a cited page (its rows under one caption) that,
-    by its caption, its other rows or its columns, names a word of the question the items do not; [] when none."""
-    wanted = [tuple(words.words(item)) for item in items]
-    for place, table in _tables_about(cells, question_stems(question) - stems(" ".join(items))):
-        labels = {tuple(words.words(row["label"])): row["label"] for row in table}
-        if all(item in labels for item in wanted):
-            return [f"{labels[item]} · {place[0]} · p.{place[1]}" for item in wanted]
+    are there?"): each item a whole row label of one table of a cited page (its rows under one caption) whose
+    caption, other rows or columns name a word of the question; [] when none. An item may be a label with "and"
+    in it ("Debtors, Cash and cash equivalents")."""
+    asked = question_stems(question)
+    for place, rows in cells.items():
+        for section in dict.fromkeys(row["section"] for row in rows):
+            table = [row for row in rows if row["section"] == section]
+            labels = {tuple(words.words(row["label"])): row["label"] for row in table}
+            wanted = _labelled(items, labels)
+            others = [row["label"] for row in table if tuple(words.words(row["label"])) not in wanted]
+            if wanted and stems(" ".join([section, *others, *(h for row in table for h, _, _ in row["cells"])])) & asked:
+                return [f"{labels[item]} · {place[0]} · p.{place[1]}" for item in wanted]
     return []
+
+
+def _labelled(items: list[str], labels: dict[tuple[str, ...], str]) -> list[tuple[str, ...]]:
+    """The items as whole row labels (`labels`, by their words), items split at "and" joined again where the
+    whole is a label ("Cash", "cash equivalents": "Cash and cash equivalents"); [] when one is no label."""
+    wanted, at = [], 0
+    while at < len(items):
+        for end in range(len(items), at, -1):
+            if (joined := tuple(words.words(" and ".join(items[at:end])))) in labels:
+                wanted.append(joined)
+                at = end
+                break
+        else:
+            return []
+    return wanted
 
 
 def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str],

@@ -503,6 +503,18 @@ def test_a_list_of_one_tables_rows_grounds_when_the_table_names_the_question():
     assert ground(question, "Billed, Deferred", None, [("d", 1)], receivables).level != GROUNDED  # not its row
 
 
+def test_a_list_of_rows_grounds_by_their_whole_labels_and_by_a_total_row_that_names_the_question():
+    rows = {"Debtors": {"2019": "415.9"}, "Cash and cash equivalents": {"2019": "0.2"}, "Total current assets": {"2019": "416.1"}}
+    balance = _Table("Company balance sheet", rows)
+    grounding = ground("What were the components making up current assets?", "Debtors, Cash and cash equivalents", None,
+                       [("d", 1)], balance)
+    assert grounding.level == GROUNDED and grounding.shown == ["Debtors · d · p.1", "Cash and cash equivalents · d · p.1"]
+    assert ground("What were the components making up inventories?", "Debtors, Cash and cash equivalents", None,
+                  [("d", 1)], balance).level != GROUNDED
+    assert ground("What were the components making up current assets?", "Debtors, Total current assets", None,
+                  [("d", 1)], balance).level != GROUNDED  # the row that names the question is not one of its items
+
+
 def test_how_many_years_a_row_exceeds_a_threshold_is_counted_from_its_cells():
     services = _Table("Revenue by type (in millions)", {"Total services": {"2020": "5,200", "2019": "5,100", "2018": "4,900"}})
     question = "How many years did Total services exceed $5,000 million?"
