@@ -390,8 +390,8 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
                    bool(SHARE.search(question)), frozenset(dates_in(answer)))
     if _ASKS_YEAR.search(question) and (compared := list(_years_beyond(question, cells))):  # "In which years was X
         # less than $100 million?": all and only the years beyond the threshold
-        years = {f"{value:.0f}" for value in values}
-        listed = [f"{', '.join(sorted(beyond))} of {counted} years · {where}" for beyond, counted, where in compared if beyond == years]
+        stated = {f"{value:.0f}" for value in values}
+        listed = [f"{', '.join(sorted(beyond))} of {counted} years · {where}" for beyond, counted, where in compared if beyond == stated]
         return Grounding(GROUNDED, shown=listed[:1], pages={place: GROUNDED for place in pages}) if listed else Grounding(
             ON_PAGE, "the years stated are not those in which the row the question names is beyond its threshold")
     if _ASKS_YEAR.search(question) and all(columns := [_year_column(question, value, cells, asked.words) for value in values]):
@@ -577,13 +577,23 @@ def _extreme_row(question: str, answer: str, cells: dict[tuple[str, int], list[d
 
 
 def _tables_about(cells: dict[tuple[str, int], list[dict]], asked: set[str]) -> Iterator[tuple[tuple[str, int], list[dict]]]:
-    """Each cited page's tables (its rows under one caption) whose caption, row labels or columns name a word of
-    `asked`, with their pages."""
+    """Each cited page's tables whose caption, row labels or columns name a word of `asked`, with their pages."""
+    for place, section, table in _tables(cells):
+        if _table_words(section, table) & asked:
+            yield place, table
+
+
+def _tables(cells: dict[tuple[str, int], list[dict]]) -> Iterator[tuple[tuple[str, int], str, list[dict]]]:
+    """Each cited page's tables (its rows under one caption), with their pages and captions."""
     for place, rows in cells.items():
         for section in dict.fromkeys(row["section"] for row in rows):
-            table = [row for row in rows if row["section"] == section]
-            if stems(" ".join([section, *(row["label"] for row in table), *(h for row in table for h, _, _ in row["cells"])])) & asked:
-                yield place, table
+            yield place, section, [row for row in rows if row["section"] == section]
+
+
+def _table_words(section: str, table: list[dict], items: Sequence[tuple[str, ...]] = ()) -> set[str]:
+    """The stems of a table's caption, its row labels but those of `items` (a label's words) and its columns."""
+    return stems(" ".join([section, *(row["label"] for row in table if tuple(words.words(row["label"])) not in items),
+                           *(header for row in table for header, _, _ in row["cells"])]))
 
 
 def _by_year(row: dict, percent: bool) -> dict[str, tuple[float, str]]:
@@ -699,15 +709,10 @@ def _listed_rows(question: str, items: list[str], cells: dict[tuple[str, int], l
     are there?"): each item a whole row label of one table of a cited page (its rows under one caption) whose
     caption, other rows or columns name a word of the question; [] when none. An item may be a label with "and"
     in it ("Debtors, Cash and cash equivalents")."""
-    asked = question_stems(question)
-    for place, rows in cells.items():
-        for section in dict.fromkeys(row["section"] for row in rows):
-            table = [row for row in rows if row["section"] == section]
-            labels = {tuple(words.words(row["label"])): row["label"] for row in table}
-            wanted = _labelled(items, labels)
-            others = [row["label"] for row in table if tuple(words.words(row["label"])) not in wanted]
-            if wanted and stems(" ".join([section, *others, *(h for row in table for h, _, _ in row["cells"])])) & asked:
-                return [f"{labels[item]} · {place[0]} · p.{place[1]}" for item in wanted]
+    for place, section, table in _tables(cells):
+        labels = {tuple(words.words(row["label"])): row["label"] for row in table}
+        if (wanted := _labelled(items, labels)) and _table_words(section, table, wanted) & question_stems(question):
+            return [f"{labels[item]} · {place[0]} · p.{place[1]}" for item in wanted]
     return []
 
 

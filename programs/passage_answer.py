@@ -181,9 +181,9 @@ def computed_answer(question: str, calculation: str, read: list[dict], constants
 
 def _quoted_number(number: float, read: list[dict], scaled: bool = True) -> Finding | None:
     """The first place among the passages where `number` is printed (any sign), at any scale unless
-    `scaled` is False (an operand is copied as printed, and "3" in "Note 3" is not 3,000), as a finding:
-    printed exactly, else the closest within TOLERANCE. Of a row's 81,731 and 81,912, the operand 81912
-    (or 81910) is the second cell, not the first within half a percent."""
+    `scaled` is False (an operand is copied as printed, "60.3" of "$60.3 million" too, and "3" in "Note 3" is
+    not 3,000), as a finding: printed exactly, else the closest within TOLERANCE. Of a row's 81,731 and
+    81,912, the operand 81912 (or 81910) is the second cell, not the first within half a percent."""
     value, scales = abs(number), SCALES if scaled else (1.0,)
 
     def distance(printed: float) -> float:
