@@ -141,14 +141,7 @@ def number_spans(text: str) -> list[tuple[int, int, float]]:
     for match in _IN_TEXT.finditer(text):
         if _is_mark(text, match):
             continue
-        number = float(match["num"].replace(",", ""))
-        if match["sign"] or (match["open"] and match["close"]):
-            number = -number
-        glued = (match["glued"] or "").lower()
-        if match["word"]:
-            number *= _SCALE_WORDS[match["word"].lower()]
-        elif glued and (glued not in ("m", "b") or match["cur"]):
-            number *= _SCALE_WORDS[glued]
+        number = _number(match) * _scale(match)
         if math.isfinite(number):  # 310 digits and more overflow a float: no value, nothing to verify
             spans.append((match.start(), match.end(), number))
     return spans
@@ -157,10 +150,21 @@ def number_spans(text: str) -> list[tuple[int, int, float]]:
 def face_value(span: str) -> float | None:
     """The number a span of `number_spans` prints, before its scale word: "$60.3 million" → 60.3, "(1.2)bn" → -1.2."""
     match = _IN_TEXT.search(span)
-    if match is None:
-        return None
+    return None if match is None else _number(match)
+
+
+def _number(match: re.Match) -> float:
+    """The number an `_IN_TEXT` match prints, with its sign ("-3", "(3)"), before its scale."""
     number = float(match["num"].replace(",", ""))
     return -number if match["sign"] or (match["open"] and match["close"]) else number
+
+
+def _scale(match: re.Match) -> float:
+    """The scale an `_IN_TEXT` match's word or glued letters give it ("million", "bn"; "m" or "b" only after a currency)."""
+    glued = (match["glued"] or "").lower()
+    if match["word"]:
+        return _SCALE_WORDS[match["word"].lower()]
+    return _SCALE_WORDS[glued] if glued and (glued not in ("m", "b") or match["cur"]) else 1.0
 
 
 def _is_mark(text: str, match: re.Match) -> bool:

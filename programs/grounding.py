@@ -388,14 +388,16 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
     asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))), years,
                    _count_unit(question), len(values) == 1, "" if computation else question, stems(question) & GENERIC,
                    bool(SHARE.search(question)), frozenset(dates_in(answer)))
-    if _ASKS_YEAR.search(question) and (compared := list(_years_beyond(question, cells))):  # "In which years was X
-        # less than $100 million?": all and only the years beyond the threshold
-        stated = {f"{value:.0f}" for value in values}
-        listed = [f"{', '.join(sorted(beyond))} of {counted} years · {where}" for beyond, counted, where in compared if beyond == stated]
-        return Grounding(GROUNDED, shown=listed[:1], pages={place: GROUNDED for place in pages}) if listed else Grounding(
-            ON_PAGE, "the years stated are not those in which the row the question names is beyond its threshold")
-    if _ASKS_YEAR.search(question) and all(columns := [_year_column(question, value, cells, asked.words) for value in values]):
-        return Grounding(GROUNDED, shown=columns, pages={place: GROUNDED for place in pages})
+    if _ASKS_YEAR.search(question):
+        if compared := list(_years_beyond(question, cells)):  # "In which years was X less than $100 million?": all
+            # and only the years beyond the threshold
+            stated = {f"{value:.0f}" for value in values}
+            listed = [f"{', '.join(sorted(beyond))} of {counted} years · {where}" for beyond, counted, where in compared
+                      if beyond == stated]
+            return Grounding(GROUNDED, shown=listed[:1], pages={place: GROUNDED for place in pages}) if listed else Grounding(
+                ON_PAGE, "the years stated are not those in which the row the question names is beyond its threshold")
+        if all(columns := [_year_column(question, value, cells, asked.words) for value in values]):
+            return Grounding(GROUNDED, shown=columns, pages={place: GROUNDED for place in pages})
     if asked.unit == "years" and asked.single and (counted := _years_counted(question, values[0], cells)):
         return Grounding(GROUNDED, shown=[counted], pages={place: GROUNDED for place in pages})
     result = Grounding(GROUNDED)
