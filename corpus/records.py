@@ -36,12 +36,15 @@ class Section:
 
 @dataclass
 class TableRow:
-    """One record of a table: its label (first cell) and header → value cells."""
+    """One record of a table: its label (first cell) and header → value cells; `group`: the label-only line
+    the row is printed under within its table ("Weighted-average common shares outstanding:" above "Basic",
+    "December 31, 2018" above "Total"), or ""."""
 
     label: str
     cells: dict[str, Value]
     line: str
     line_index: int
+    group: str = ""
 
 
 @dataclass
@@ -68,7 +71,8 @@ class Fact:
 
 @dataclass
 class Annotation:
-    """A structured fact with provenance: a key-value fact ("kv") or a table row ("row")."""
+    """A structured fact with provenance: a key-value fact ("kv") or a table row ("row", with its `group`:
+    `TableRow.group`)."""
 
     kind: str
     label: str
@@ -76,6 +80,7 @@ class Annotation:
     fields: dict[str, Value] = field(default_factory=dict)
     page: int = 1
     segment_index: int = 0
+    group: str = ""
 
 
 @dataclass

@@ -132,7 +132,7 @@ def _emit_table(doc: ParsedDocument, block: _Block, lines: list[str], offsets: l
         value = next((cell for cell in row.cells.values() if cell.number is not None),
                      next(iter(row.cells.values()), None))
         if value is not None:
-            doc.annotations.append(Annotation("row", row.label, value, dict(row.cells), page, segment_index))
+            doc.annotations.append(Annotation("row", row.label, value, dict(row.cells), page, segment_index, row.group))
 
 
 def _split(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:

@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS labels (id INTEGER PRIMARY KEY, text TEXT NOT NULL UN
 CREATE TABLE IF NOT EXISTS annotations (
     id INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, segment_id INTEGER, section_id TEXT,
     page INTEGER NOT NULL, kind TEXT NOT NULL, label_id INTEGER NOT NULL REFERENCES labels (id),
-    value_text TEXT NOT NULL, value_num REAL, unit TEXT, fields TEXT NOT NULL DEFAULT '{}');
+    value_text TEXT NOT NULL, value_num REAL, unit TEXT, fields TEXT NOT NULL DEFAULT '{}', row_group TEXT);
 CREATE INDEX IF NOT EXISTS annotations_doc ON annotations (doc_id);
 CREATE INDEX IF NOT EXISTS annotations_label ON annotations (label_id);
 CREATE INDEX IF NOT EXISTS annotations_segment ON annotations (segment_id);
@@ -95,6 +95,9 @@ class Store:
         for table in ("segments", "labels"):
             if "shard" not in {row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")}:
                 self.conn.execute(f"ALTER TABLE {table} ADD COLUMN shard INTEGER")
+        if "row_group" not in {row[1] for row in self.conn.execute("PRAGMA table_info(annotations)")}:
+            self.conn.execute("ALTER TABLE annotations ADD COLUMN row_group TEXT")  # a row's group: NULL in the
+            # documents of an older layout until they are ingested again
         self.conn.executescript(SHARD_INDEXES)
 
     # --- shards of derived indexes ------------------------------------------------------------
@@ -197,11 +200,12 @@ class Store:
             section_id = doc.segments[annotation.segment_index].section_id if segment_ids else None
             c.execute(
                 "INSERT INTO annotations (doc_id, segment_id, section_id, page, kind, label_id, value_text,"
-                " value_num, unit, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " value_num, unit, fields, row_group) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (doc.doc_id, segment_id, section_id if section_id in section_of else None, annotation.page,
                  annotation.kind, self.label_id(annotation.label), annotation.value.text,
                  annotation.value.number, annotation.value.unit,
-                 json.dumps({key: [v.text, v.number, v.unit] for key, v in annotation.fields.items()})),
+                 json.dumps({key: [v.text, v.number, v.unit] for key, v in annotation.fields.items()}),
+                 annotation.group),
             )
         self.insert_chunks(doc.doc_id, doc.chunks)
         c.executemany(

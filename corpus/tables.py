@@ -5,8 +5,10 @@ possibly interleaved with label-only lines ("Current assets:") and blank lines. 
 header lines ("November 27,  November 28," / "2015  2014"; a year may carry a note, "2019 (1)", or be
 letter-spaced, "2 0 1 8"), whose cells are stacked into one column name each, and title/scale lines
 ("CONSOLIDATED BALANCE SHEETS", "(In thousands)"); a scale line may also sit between the header and
-the rows. An unlabelled subtotal line ("$3,260  $3,836") does not end a run of rows; a run cut by
-blank lines that has no header of its own goes on under the columns and scale of the table above it.
+the rows. Each row keeps the label-only line it is printed under ("Inventories:"), its group. An unlabelled
+subtotal line ("$3,260  $3,836") does not end a run of rows; under a group it is the group's own row,
+labelled with it, and closes it. A run cut by blank lines that has no header of its own goes on under the
+columns and scale of the table above it.
 Column positions are not in the text, so cells are matched to columns by count.
 """
 from __future__ import annotations
@@ -169,6 +171,7 @@ def _build(lines: list[str], cells: list[list[str]], rows: list, first: int, las
     top = first
     while top - 1 >= floor and top > first - _MAX_GAP_LINES and _is_group_label(lines[top - 1], cells[top - 1]):
         top -= 1  # group labels such as "ASSETS" / "Current assets:"
+    group = _group(cells[first - 1]) if top < first else ""  # the one the first row is printed under
     headers = _header_lines(cells, top, floor)
     if headers:
         top = headers[0]
@@ -194,7 +197,7 @@ def _build(lines: list[str], cells: list[list[str]], rows: list, first: int, las
         if declared != (1.0, None):
             scale, unit = declared
             break
-    table_rows = _rows(lines, cells, rows, first, last, columns, percent, scale, unit)
+    table_rows = _rows(lines, cells, rows, first, last, columns, percent, scale, unit, group)
     return Table(top, last, columns, table_rows, scale, unit, title)
 
 
@@ -288,8 +291,15 @@ def _cell(text: str, context: str, scale_unit: tuple[float, str | None], percent
     return parse_value(text, scale, unit)
 
 
-def _rows(lines, cells, rows, first, last, columns, percent, scale, unit) -> list[TableRow]:
-    """TableRows for lines first..last; short rows skip percent columns, else fill from the left."""
+def _group(cells: list[str]) -> str:
+    """The group a label-only line opens ("Current assets:" → "Current assets"), or "" (a blank line, or an
+    unlabelled subtotal: it closes the group above it)."""
+    return cells[0].rstrip(" :") if len(cells) == 1 and not _numeric_tokens(cells[0]) else ""
+
+
+def _rows(lines, cells, rows, first, last, columns, percent, scale, unit, group: str) -> list[TableRow]:
+    """TableRows for lines first..last, each under the `group` of the label-only line above it (`group`
+    above the first); short rows skip percent columns, else fill from the left."""
     width = len(columns)
     column_scales = []
     for column in columns:
@@ -299,19 +309,21 @@ def _rows(lines, cells, rows, first, last, columns, percent, scale, unit) -> lis
             declared = (1.0, counted[1].lower())  # "Useful Life (years)"
         column_scales.append(declared if declared != (1.0, None) else (scale, unit))
     result = []
-    group = ""
     for index in range(first, last + 1):
-        if not rows[index]:
-            group = cells[index][0] if len(cells[index]) == 1 else ""
+        if rows[index]:
+            (label, values), under = rows[index], group
+        elif group and _is_subtotal(cells[index]):  # "243,424  221,233" under "Amounts falling due within one year:"
+            label, values, under, group = group, [token for cell in cells[index] for token in _numeric_tokens(cell)], "", ""
+        else:
+            group = _group(cells[index])
             continue
-        label, values = rows[index]
         slots = list(range(width))
         if len(values) < width and width - len(values) == len(percent):
             slots = [c for c in slots if c not in percent]
-        context = f"{group} {label}".strip()
+        context = f"{under} {label}".strip()
         row_cells = {}
         for slot, text in zip(slots, values):
             is_percent = slot in percent or bool(PERCENT_HEADER.search(label))
             row_cells[columns[slot]] = _cell(text, context, column_scales[slot], is_percent)
-        result.append(TableRow(label, row_cells, lines[index], index))
+        result.append(TableRow(label, row_cells, lines[index], index, under))
     return result

@@ -401,12 +401,14 @@ class Corpus:
         return [row[0] for row in self.store.conn.execute("SELECT page FROM pages WHERE doc_id = ? ORDER BY page", (doc_id,))]
 
     def page_cells(self, doc_id: str, page: int) -> list[dict]:
-        """The table rows and "Label: value" facts printed on one page, each as {"label", "section", "cells"}:
-        its values as (column header, text, number), a fact's one value under the header ""; the title of
-        the section it is printed in (a table's caption: what a row labeled "Total" totals)."""
+        """The table rows and "Label: value" facts printed on one page, each as {"label", "section", "cells",
+        "group"}: its values as (column header, text, number), a fact's one value under the header ""; the
+        title of the section it is printed in (a table's caption: what a row labeled "Total" totals); the
+        label-only line a row is printed under in its table (`TableRow.group`), or ""."""
         self._refresh()
         rows = self.store.conn.execute(
-            "SELECT l.text AS label, a.kind, a.value_text, a.value_num, a.fields, sec.title AS section FROM annotations a "
+            "SELECT l.text AS label, a.kind, a.value_text, a.value_num, a.fields, a.row_group, sec.title AS section "
+            "FROM annotations a "
             "JOIN labels l ON l.id = a.label_id LEFT JOIN sections sec ON sec.doc_id = a.doc_id AND sec.id = a.section_id "
             "WHERE a.doc_id = ? AND a.page = ? ORDER BY a.id", (doc_id, page)).fetchall()
         out = []
@@ -414,7 +416,8 @@ class Corpus:
             fields = json.loads(row["fields"])
             cells = [(header, text, number) for header, (text, number, *_) in fields.items()] if row["kind"] == "row" \
                 else [("", row["value_text"], row["value_num"])]
-            out.append({"label": row["label"], "section": row["section"] or "", "cells": cells})
+            out.append({"label": row["label"], "section": row["section"] or "", "cells": cells,
+                        "group": row["row_group"] or ""})
         return out
 
     def file_of(self, doc_id: str) -> str:

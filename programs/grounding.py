@@ -115,11 +115,16 @@ def at_least(level: str, accept: str) -> bool:
     return LEVELS.index(level) >= LEVELS.index(accept)
 
 
+def said_stems(question: str) -> set[str]:
+    """The question's content words, without GENERIC and without the statements it says to read ("using the
+    statement of income" names no metric)."""
+    return stems(_STATEMENT.sub(" ", question)) - GENERIC
+
+
 def question_stems(question: str) -> set[str]:
-    """The stems a grounding context must share with the question: its content words, with SYNONYMS, without
-    GENERIC and without the statements it says to read ("using the statement of income" names no metric);
-    a margin's revenue too."""
-    asked = stems(_STATEMENT.sub(" ", question)) - GENERIC
+    """The stems a grounding context must share with the question: `said_stems` with SYNONYMS, and a
+    margin's revenue too."""
+    asked = said_stems(question)
     for group in SYNONYMS:
         if any(name <= asked for name in group):
             asked = asked.union(*group)
@@ -387,7 +392,7 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
     years = question_years(question) | (set(YEAR.findall(answer)) if verdict else set())
     asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))), years,
                    _count_unit(question), len(values) == 1, "" if computation else question, stems(question) & GENERIC,
-                   bool(SHARE.search(question)), frozenset(dates_in(answer)))
+                   bool(SHARE.search(question)), frozenset(dates_in(answer)), said_stems(question))
     if _ASKS_YEAR.search(question):
         if compared := list(_years_beyond(question, cells)):  # "In which years was X less than $100 million?": all
             # and only the years beyond the threshold
@@ -404,7 +409,8 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
     for value in values:
         best, printed, shown = UNSUPPORTED, _format(value), ""
         for place in pages:
-            on_page = replace(asked, words=asked.words - _name_stems(place[0]))
+            name = _name_stems(place[0])
+            on_page = replace(asked, words=asked.words - name, said=asked.said - name)
             level, as_printed, where = _ground_number(value, place, texts[place], cells[place], on_page)
             result.pages[place] = max(result.pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
             if LEVELS.index(level) > LEVELS.index(best) or not shown:
@@ -449,6 +455,7 @@ class _Asked:
     generic: set[str]  # the boilerplate words it says ("total"): a row label naming them is not the worse for it
     share: bool = False  # it asks about a share ("the percent of total sales"): of a row's "%" columns only
     dates: frozenset = frozenset()  # the days the answer states with their months ("8 June 1951": (8, "jun"))
+    said: set[str] = field(default_factory=set)  # its own stems (`said_stems`), not its synonyms' or bridges'
 
 
 def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[dict], asked: _Asked) -> tuple[str, str, str]:
@@ -472,8 +479,8 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     year = value.is_integer() and 1900 <= value <= 2100  # a table prints a year as its column's header, not in a cell;
     # and 2022 is not 2023 rounded
     captioned = not any(stems(row["label"]) - GENERIC & words for row in rows)  # no row of its own is the question's
-    cells = [] if year else [(*_oriented(_row_label(row, captioned, asked.generic), header), printed, number) for row in rows
-                             for header, printed, number in row["cells"]]
+    cells = [] if year else [(*_oriented(*_grouped(row, _row_label(row, captioned, asked.generic), header, asked)),
+                              printed, number) for row in rows for header, printed, number in row["cells"]]
     # "International", when the question names it; not a calculation's own column ("Change %"): its operands sit in others
     # and not a share's column ("% of total revenue" names revenue as what it divides by), unless a share is asked
     distinct = _distinct_headers([header for _, header, _, _ in cells if (asked.operation or not operations(header) - {"percentage"})
@@ -510,6 +517,23 @@ def _oriented(label: str, header: str) -> tuple[str, str]:
     """(what a cell measures, its period): its row label and column header, or, in a schedule whose rows are
     years ("2021  $138  $6" under "Operating Leases  Finance Leases"), its column header and its row's year."""
     return (header, f"{label} {header}") if YEAR.fullmatch(label.strip()) else (label, header)
+
+
+def _grouped(row: dict, label: str, header: str, asked: _Asked) -> tuple[str, str]:
+    """A cell's (label, header) read with the label-only line its row is printed under (`page_cells`' "group").
+    A group naming a year is the period of a column that names none, whose header then says what the cell
+    measures as its row label does ("Total" under "December 31, 2018", in the column "Allowance for Losses").
+    Of another, the words the question says itself (`_Asked.said`) are the row's too when its own label names
+    one, or only GENERIC words the question says ("Total" under "Revenue:" for the total revenue; not "Total
+    segments" under "Assets allocated to segments" for the total assets): "Basic" under "Weighted-average
+    common shares outstanding" answers a question about basic weighted-average shares, while a synonym of
+    the question's ("stock" for inventories) or a search's ("products" for the cost of goods sold) lifts no
+    row of a group above its total, and a group's other words count against none of its rows."""
+    group = row.get("group", "")
+    if YEAR.search(group):
+        return (label, header) if YEAR.search(header) else (f"{label} {header}", f"{group} {header}")
+    said, own = [word for word in words.words(group) if stems(word) & asked.said], stems(row["label"])
+    return (" ".join([*said, label]) if said and (own & asked.said or own and own <= asked.generic) else label), header
 
 
 def _row_label(row: dict, captioned: bool, said: set[str]) -> str:

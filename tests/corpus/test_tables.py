@@ -125,6 +125,22 @@ def test_an_unlabelled_subtotal_does_not_cut_the_table_and_a_row_between_two_sub
     assert summary.columns == ["col1", "col2"]  # a title of its own: another table
 
 
+def test_each_row_keeps_the_label_only_line_it_is_printed_under_and_its_unlabelled_subtotal_is_the_groups_row():
+    lines = ["2019  2018", "Weighted-average common shares outstanding:", "Basic  57,840  52,798",
+             "Diluted  59,082  58,640", "Net income per basic share  $3.57  $4.81", "Earnings per share (cents):",
+             "Continuing operations  114.3  123.4", "Discontinued operations  91.9  9.2", "206.2  132.6",
+             "Other  1  2", "December 31, 2018", "Total  $15,568  $(168)"]
+    [table] = find_tables(lines)
+    groups = {(r.label, r.cells["2019"].number): r.group for r in table.rows}
+    assert groups[("Basic", 57_840)] == "Weighted-average common shares outstanding"  # above the first row
+    assert groups[("Net income per basic share", 3.57)] == "Weighted-average common shares outstanding"
+    assert groups[("Continuing operations", 114.3)] == "Earnings per share (cents)"
+    assert groups[("Earnings per share (cents)", 206.2)] == ""  # "206.2  132.6": the group's own row
+    assert row(table, "Earnings per share (cents)").cells["2018"].number == pytest.approx(132.6)
+    assert groups[("Other", 1)] == ""  # after the group's subtotal
+    assert groups[("Total", 15_568)] == "December 31, 2018"
+
+
 def test_header_above_a_unit_line_and_captions_that_introduce_the_rows():
     lines = ["Consolidated", "2019  2018", "US$000  US$000",
              "Profit before income tax includes the following specific expenses:",

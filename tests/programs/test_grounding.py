@@ -695,3 +695,47 @@ def test_places_asked_in_the_plural_keep_the_place_rule_not_the_kind_rule():
     passage = _Passage("Pensions\nThe group operates defined benefit indemnity plans only in Greece.")
     question, page = "Which countries does the group operate defined benefit indemnity plans in?", [("Pensions", 1)]
     assert ground(question, "Greece", None, page, passage).level == GROUNDED
+
+
+class _GroupedTable:
+    """A corpus of one page holding one table whose rows are printed under label-only lines (page_cells' "group")."""
+
+    def __init__(self, rows: list[tuple[str, str, float]], column: str = "2019"):
+        self.rows, self.column = rows, column
+
+    def page_text(self, doc_id: str, page: int) -> str:
+        lines, above = [self.column], ""
+        for group, label, value in self.rows:
+            lines += [f"{group}:"] if group != above else []
+            lines.append(f"{label}  {value:,}")
+            above = group
+        return "\n".join(lines)
+
+    def page_cells(self, doc_id: str, page: int) -> list[dict]:
+        return [{"label": label, "section": "", "group": group, "cells": [(self.column, f"{value:,}", value)]}
+                for group, label, value in self.rows]
+
+
+def test_a_row_is_read_with_the_group_it_is_printed_under_and_a_bridge_does_not_lift_a_groups_part():
+    shares = _GroupedTable([("", "Net income", 206_587.0), ("Weighted-average common shares outstanding", "Basic", 57_840.0),
+                            ("Weighted-average common shares outstanding", "Diluted", 59_082.0),
+                            ("Weighted-average common shares outstanding", "Net income per basic share", 3.57)])
+    question, page = "What was the basic weighted-average common shares outstanding in 2019?", [("t1", 1)]
+    assert ground(question, "57,840", None, page, shares).level == GROUNDED  # "Basic" under the group the question names
+    assert ground(question, "59,082", None, page, shares).level == ON_PAGE  # its row names no word of the question
+    assert ground(question, "3.57", None, page, shares).level == ON_PAGE
+    # a search's synonyms ("products") are no words the question said: the group's part stays below its total
+    costs = _GroupedTable([("Cost of revenue", "Product", 100.0), ("Cost of revenue", "Services", 50.0),
+                           ("Cost of revenue", "Total cost of revenue", 150.0)])
+    question, bridges = "What was the cost of goods sold in 2019?", ["cost of revenue products"]
+    assert ground(question, "150", None, page, costs, bridges=bridges).level == GROUNDED
+    assert ground(question, "100", None, page, costs, bridges=bridges).level == ON_PAGE
+    # nor does a synonym of the question's ("stock" for inventories) lend a row its group's words ("Acme")
+    balance = _GroupedTable([("Current assets", "Merchandise inventories", 5_409.0),
+                             ("Acme Inc. Shareholders' Equity", "Preferred stock", 27.0)])
+    assert ground("What is the total amount of inventories for Acme in 2019?", "5,409", None, page, balance).level == GROUNDED
+    periods = _GroupedTable([("December 31, 2019", "Total", 19_731.0), ("December 31, 2018", "Total", 15_568.0)],
+                            "Accounts receivable")
+    question = "What was the total accounts receivable in 2018?"
+    assert ground(question, "15,568", None, page, periods).level == GROUNDED  # the group is the row's period
+    assert ground(question, "19,731", None, page, periods).level == ON_PAGE
