@@ -96,8 +96,8 @@ class Store:
             if "shard" not in {row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")}:
                 self.conn.execute(f"ALTER TABLE {table} ADD COLUMN shard INTEGER")
         if "row_group" not in {row[1] for row in self.conn.execute("PRAGMA table_info(annotations)")}:
-            self.conn.execute("ALTER TABLE annotations ADD COLUMN row_group TEXT")  # a row's group: NULL in the
-            # documents of an older layout until they are ingested again
+            self.conn.execute("ALTER TABLE annotations ADD COLUMN row_group TEXT")  # a row's group: NULL for the
+            # documents stored before, until a changed file replaces them or they go into a new index
         self.conn.executescript(SHARD_INDEXES)
 
     # --- shards of derived indexes ------------------------------------------------------------
