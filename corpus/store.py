@@ -98,6 +98,9 @@ class Store:
         if "row_group" not in {row[1] for row in self.conn.execute("PRAGMA table_info(annotations)")}:
             self.conn.execute("ALTER TABLE annotations ADD COLUMN row_group TEXT")  # a row's group: NULL for the
             # documents stored before, until a changed file replaces them or they go into a new index
+            if self.conn.execute("SELECT 1 FROM annotations WHERE kind = 'row' LIMIT 1").fetchone():
+                logger.warning("%s was written before table rows kept the line they are printed under: ingest its "
+                               "files into a new index for the grounding that reads it", self.dir)
         self.conn.executescript(SHARD_INDEXES)
 
     # --- shards of derived indexes ------------------------------------------------------------

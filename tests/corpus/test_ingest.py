@@ -268,7 +268,7 @@ def test_a_grid_cells_own_spaces_do_not_split_it_into_two_columns(tmp_path):
     assert [(header, printed) for header, printed, _ in row["cells"]] == [("2019 $’000", "52,963"), ("2018 $’000", "45,139")]
 
 
-def test_a_rows_group_is_stored_and_an_index_stored_without_groups_opens_with_its_rows_kept(tmp_path):
+def test_a_rows_group_is_stored_and_an_index_stored_without_groups_opens_with_its_rows_kept(tmp_path, caplog):
     context = {"table": {"uid": "t1", "table": [["", "2019", "2018"], ["Net income", "206,587", "254,127"],
                                                 ["Weighted-average shares outstanding:", "", ""],
                                                 ["Basic", "57,840", "52,798"], ["Diluted", "59,082", "58,640"]]},
@@ -284,6 +284,10 @@ def test_a_rows_group_is_stored_and_an_index_stored_without_groups_opens_with_it
     store.close()
     assert [(row["label"], row["group"]) for row in Corpus(index).page_cells("t1", 1)] == [
         ("Net income", ""), ("Basic", ""), ("Diluted", "")]
+    assert "written before table rows kept the line they are printed under" in caplog.text  # said once, on opening
+    caplog.clear()
+    Corpus(index)
+    assert "written before" not in caplog.text
 
 
 def test_a_second_ingest_into_one_index_waits_for_the_first_and_searches_see_the_last_commit(tmp_path):
