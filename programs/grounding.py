@@ -617,8 +617,10 @@ def _tables(cells: dict[tuple[str, int], list[dict]]) -> Iterator[tuple[tuple[st
 
 
 def _table_words(section: str, table: list[dict], items: Sequence[tuple[str, ...]] = ()) -> set[str]:
-    """The stems of a table's caption, its row labels but those of `items` (a label's words) and its columns."""
-    return stems(" ".join([section, *(row["label"] for row in table if tuple(words.words(row["label"])) not in items),
+    """The stems of a table's caption, its rows' groups, its row labels but those of `items` (a label's words) and
+    its columns."""
+    return stems(" ".join([section, *(row.get("group", "") for row in table),
+                           *(row["label"] for row in table if tuple(words.words(row["label"])) not in items),
                            *(header for row in table for header, _, _ in row["cells"])]))
 
 
@@ -716,7 +718,8 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     whole = _ground_value(question, answer, texts, bridges)
     if whole.level == GROUNDED or not (items := list_items(answer)):
         return whole
-    if not (_LARGEST.search(question) or _SMALLEST.search(question)) and (listed := _listed_rows(question, items, cells)):
+    asked = _unquoted(question, cells)
+    if not (_LARGEST.search(asked) or _SMALLEST.search(asked)) and (listed := _listed_rows(question, items, cells)):
         return Grounding(GROUNDED, shown=listed, pages={place: GROUNDED for place in texts})
     each = [_ground_value(question, item, texts, bridges, item=True) for item in items]
     worst = min(each, key=lambda grounding: LEVELS.index(grounding.level))
@@ -730,13 +733,30 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
                      pages=pages)
 
 
+def _unquoted(question: str, cells: dict[tuple[str, int], list[dict]]) -> str:
+    """The question without the row labels and groups of the cited pages' tables it quotes: "more" in "What
+    items does amounts falling due after more than one year consist of?" is a word of the group it names, not
+    a comparison it asks."""
+    for name in sorted({name for rows in cells.values() for row in rows for name in (row["label"], row.get("group", ""))
+                        if len(words.words(name)) >= 2}, key=len, reverse=True):
+        question = _quoted(name).sub(" ", question)
+    return question
+
+
+def _quoted(name: str) -> re.Pattern:
+    """`name`'s words as a phrase of a question, whatever their case and the marks between them."""
+    return re.compile(r"(?<!\w)" + r"\W+".join(map(re.escape, words.words(name))) + r"(?!\w)", re.IGNORECASE)
+
+
 def _listed_rows(question: str, items: list[str], cells: dict[tuple[str, int], list[dict]]) -> list[str]:
     """Where a list answer is the rows of one table ("Billed, Unbilled" for "What types of accounts receivable
     are there?"): each item a whole row label of one table of a cited page (its rows under one caption) whose
-    caption, other rows or columns name a word of the question; [] when none. An item may be a label with "and"
-    in it ("Debtors, Cash and cash equivalents")."""
+    caption, other rows or columns name a word of the question, and of the group the question names when it names
+    one ("What does amounts falling due after more than one year consist of?"); [] when none. An item may be a
+    label with "and" in it ("Debtors, Cash and cash equivalents")."""
     for place, section, table in _tables(cells):
-        labels = {tuple(words.words(row["label"])): row["label"] for row in table}
+        named = {row["group"] for row in table if row.get("group") and _quoted(row["group"]).search(question)}
+        labels = {tuple(words.words(row["label"])): row["label"] for row in table if not named or row["group"] in named}
         if (wanted := _labelled(items, labels)) and _table_words(section, table, wanted) & question_stems(question):
             return [f"{labels[item]} · {place[0]} · p.{place[1]}" for item in wanted]
     return []

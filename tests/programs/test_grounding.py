@@ -739,3 +739,14 @@ def test_a_row_is_read_with_the_group_it_is_printed_under_and_a_bridge_does_not_
     question = "What was the total accounts receivable in 2018?"
     assert ground(question, "15,568", None, page, periods).level == GROUNDED  # the group is the row's period
     assert ground(question, "19,731", None, page, periods).level == ON_PAGE
+
+
+def test_a_list_of_a_groups_rows_grounds_when_the_question_names_the_group_and_its_comparative_is_the_groups():
+    """"more" inside the group the question quotes asks for no comparison; the items must be that group's rows."""
+    debtors = _GroupedTable([("Amounts falling due within one year", "Amounts owed by subsidiaries", 242_976.0),
+                             ("Amounts falling due within one year", "Derivative financial instruments", 183.0),
+                             ("Amounts falling due after more than one year", "Derivative financial instruments", 3_439.0),
+                             ("Amounts falling due after more than one year", "Deferred tax", 31.0)])
+    question, page = "What financial items does amounts falling due after more than one year consist of?", [("t1", 1)]
+    assert ground(question, "Derivative financial instruments, Deferred tax", None, page, debtors).level == GROUNDED
+    assert ground(question, "Amounts owed by subsidiaries, Deferred tax", None, page, debtors).level != GROUNDED
