@@ -744,7 +744,7 @@ def _unquoted(question: str, cells: dict[tuple[str, int], list[dict]]) -> str:
 
 
 def _quoted(name: str) -> re.Pattern:
-    """`name`'s words as a phrase of a question, whatever their case and the marks between them."""
+    """`name`'s words (one or more) as a phrase of a question, whatever their case and the marks between them."""
     return re.compile(r"(?<!\w)" + r"\W+".join(map(re.escape, words.words(name))) + r"(?!\w)", re.IGNORECASE)
 
 
@@ -755,7 +755,8 @@ def _listed_rows(question: str, items: list[str], cells: dict[tuple[str, int], l
     one ("What does amounts falling due after more than one year consist of?"); [] when none. An item may be a
     label with "and" in it ("Debtors, Cash and cash equivalents")."""
     for place, section, table in _tables(cells):
-        named = {row["group"] for row in table if row.get("group") and _quoted(row["group"]).search(question)}
+        named = {row["group"] for row in table
+                 if words.words(row.get("group", "")) and _quoted(row["group"]).search(question)}
         labels = {tuple(words.words(row["label"])): row["label"] for row in table if not named or row["group"] in named}
         if (wanted := _labelled(items, labels)) and _table_words(section, table, wanted) & question_stems(question):
             return [f"{labels[item]} · {place[0]} · p.{place[1]}" for item in wanted]
