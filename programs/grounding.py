@@ -603,7 +603,8 @@ def _extreme_row(question: str, answer: str, cells: dict[tuple[str, int], list[d
 
 
 def _tables_about(cells: dict[tuple[str, int], list[dict]], asked: set[str]) -> Iterator[tuple[tuple[str, int], list[dict]]]:
-    """Each cited page's tables whose caption, row labels or columns name a word of `asked`, with their pages."""
+    """Each cited page's tables whose caption, groups, row labels or columns name a word of `asked` (`_table_words`),
+    with their pages."""
     for place, section, table in _tables(cells):
         if _table_words(section, table) & asked:
             yield place, table
@@ -755,8 +756,8 @@ def _listed_rows(question: str, items: list[str], cells: dict[tuple[str, int], l
     one ("What does amounts falling due after more than one year consist of?"); [] when none. An item may be a
     label with "and" in it ("Debtors, Cash and cash equivalents")."""
     for place, section, table in _tables(cells):
-        named = {row["group"] for row in table
-                 if words.words(row.get("group", "")) and _quoted(row["group"]).search(question)}
+        named = {group for group in {row.get("group", "") for row in table}
+                 if words.words(group) and _quoted(group).search(question)}
         labels = {tuple(words.words(row["label"])): row["label"] for row in table if not named or row["group"] in named}
         if (wanted := _labelled(items, labels)) and _table_words(section, table, wanted) & question_stems(question):
             return [f"{labels[item]} · {place[0]} · p.{place[1]}" for item in wanted]
