@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 from ferret.corpus.records import Value
 
@@ -180,3 +181,55 @@ def _is_mark(text: str, match: re.Match) -> bool:
     if start == 0 or before.endswith("\n"):
         return bool(_MARK_OPENS.match(text, match.end()))
     return bool(_MARK_AFTER.search(before))
+
+
+# The period an answer states a figure for: "Q2 of FY2023", "FY 2022", "fiscal 2021", "FY21", "2019"
+_PERIOD = re.compile(r"(?:\b(?P<quarter>Q[1-4]|H[12])\s+(?:of\s+)?)?(?:\b(?:FY\s?|fiscal\s+(?:year\s+)?))?"
+                     rf"(?P<year>{YEAR.pattern})|\bFY\s?(?P<short>\d\d)\b", re.IGNORECASE)
+FIGURE_GAP = 5  # words at most between a figure and its period ("969 by the end of Q2 FY2024")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A number an answer states for a period ("969 by the end of Q2 FY2024")."""
+    value: float
+    printed: str
+    start: int  # where the answer prints it
+    period: tuple[int, int]  # (year, quarter or half: 0 for a whole year)
+
+
+def stated_figures(answer: str) -> tuple[list[Figure], list[str]]:
+    """The figures an answer states with the period each is for, printed after it within FIGURE_GAP words and
+    before the next number ("from 982 stores in Q2 FY2023 to 969 by the end of Q2 FY2024"), and the other
+    numbers it states (a change it computed: "by 1.32%"), periods aside."""
+    periods = list(_PERIOD.finditer(answer))
+    spans = [span for span in number_spans(answer) if not any(p.start() <= span[0] < p.end() for p in periods)]
+    figures, others = [], []
+    for at, (start, end, value) in enumerate(spans):
+        stop = spans[at + 1][0] if at + 1 < len(spans) else len(answer)
+        period = next((p for p in periods if end <= p.start() < stop and len(answer[end:p.start()].split()) <= FIGURE_GAP),
+                      None)
+        if period is None:
+            others.append(answer[start:end])
+            continue
+        year = int(period["year"] or f"20{period['short']}")
+        half = (period["quarter"] or "").upper()
+        figures.append(Figure(value, answer[start:end], start, (year, int(half[1]) * (3 if half[0] == "H" else 1) if half else 0)))
+    return figures, others
+
+
+def is_change(printed: str, figures: list[Figure]) -> bool:
+    """`printed` is the difference or the percentage change of two figures (`stated_figures`), to its decimals
+    ("1.32%" from 982 to 969)."""
+    if len(figures) != 2:
+        return False
+    earlier, later = sorted(figures, key=lambda figure: figure.period)
+    delta = later.value - earlier.value
+    return any(rounds_to(change, printed) for change in [abs(delta)] + ([abs(delta / earlier.value * 100)] if earlier.value else []))
+
+
+def rounds_to(value: float, printed: str) -> bool:
+    """`value` is what `printed` writes, to its decimals and before its scale word ("20.1%" is not 20.04 nor 20.0)."""
+    number, decimals = face_value(printed), re.search(r"\.(\d+)", printed)
+    places = len(decimals[1]) if decimals else 0
+    return number is not None and round(value, places) == round(abs(number), places)

@@ -11,10 +11,13 @@ reader's model is "scripted/...").
   printed operands (TAT-QA's derivation; else the first of a few two-operand forms over the numbers of
   the evidence passages shown that gives it); a text answer as the gold's words (a sentence-long gold as its
   first sentence, on an evidence passage); a yes/no as "Yes" or "No", once a passage of every evidence
-  document or page was shown. When nothing shown holds it, it says what is missing.
+  document or page was shown, or as the gold's first sentence when that states the two figures the verdict
+  rests on, each with its period, and what was shown prints them. When nothing shown holds it, it says what
+  is missing.
 - `wrong`: the same steps, stating a wrong value of the gold's kind printed in what it was shown (another
-  number, another name: `grounding_check.distractor`; the opposite verdict; the other of two names a question
-  offers), and citing where it is printed.
+  number, another name: `grounding_check.distractor`; the opposite verdict, on the gold's two figures read in
+  each other's period when it states them; the other of two names a question offers), and citing where it
+  is printed.
 - Both confirm what they state (ConfirmAnswer: yes); the Router, Planner and Rerank answer as the
   program's defaults (`RouteDecision()`, no subqueries, the order found); the extraction agent reads its
   results without calling a tool.
@@ -37,7 +40,7 @@ from dataclasses import dataclass
 
 import dspy
 
-from ferret.corpus.numbers import YEAR, number_spans
+from ferret.corpus.numbers import YEAR, number_spans, stated_figures
 from ferret.corpus.words import first_sentence, stems
 from ferret.optimizers.grounding_check import distractor
 from ferret.optimizers.metrics import SENTENCE_GOLD, answer_correct, gold_items, gold_value, normalize, number_found
@@ -57,6 +60,7 @@ _RESULT = re.compile(r"^\[(\d+)\] doc_id=(.*?) page=(\d+) section=(.*?) node=\S+
 _FINDING = re.compile(r"^\[(\d+)\] (.*) \((.*) p\. (\d+)\) \"(.*)\"$", re.S)
 _SCALE_WORDS = {1e3: "thousand", 1e6: "million", 1e9: "billion"}
 _SCALE_WORD = re.compile(r"\b(?:thousand|million|billion|trillion|bn|mn)s?\b", re.IGNORECASE)
+_YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -177,7 +181,7 @@ def oracle_answer(record: Reading, shown: list[Shown], printed_only: bool = Fals
     if _verdict(items):
         wanted = {(item["doc_id"], item.get("page")) for item in example.get("evidence") or []}
         covered = {(s.doc_id, page) for s in evidence for page in (s.page, None)}
-        return Stated(items[0].split()[0].strip(".,").capitalize(), [s.number for s in evidence]) \
+        return Stated(_figured(items[0], evidence) or items[0].split()[0].strip(".,").capitalize(), [s.number for s in evidence]) \
             if evidence and wanted <= covered and not printed_only else None
     value = gold_value(items[0], example) if len(items) == 1 else None
     if value is not None:
@@ -209,6 +213,10 @@ def wrong_answer(record: Reading, shown: list[Shown], printed_only: bool = False
     items = gold_items(example)
     if _verdict(items):
         verdict = "No" if items[0].lower().startswith("yes") else "Yes"
+        if figured := _figured(items[0], shown):  # the gold's two figures, read in each other's period
+            (a, b), _ = stated_figures(figured)
+            verdict = _YES_NO.sub(verdict, figured[:a.start] + b.printed + figured[a.start + len(a.printed):b.start]
+                                  + a.printed + figured[b.start + len(b.printed):], count=1)
         evidence = [s.number for s in shown if record.is_evidence(s)]
         return None if printed_only or not shown else Stated(verdict, evidence or [shown[0].number])
     gold = " and ".join(items)
@@ -261,6 +269,17 @@ def _as_printed(item: str, text: str) -> str:
     article = r"(?:(?:a|an|the)\s+)?" if re.match(r"\s*(?:a|an|the)\b", item, re.IGNORECASE) else ""
     match = re.search(r"(?<!\w)" + article + gap.join(map(re.escape, words)) + r"(?!\w)", text, re.IGNORECASE)
     return match[0] if match else item
+
+
+def _figured(gold: str, shown: list[Shown]) -> str:
+    """The first sentence of a yes/no gold, as a capable reader writes its verdict, when it states the two figures
+    it rests on, each with its period ("Yes, net earnings as a percent of sales increased from 20% in Q2 of FY2022
+    to 20.1% in Q2 of FY2023."), and `shown` prints them; "" otherwise (the verdict is then stated bare)."""
+    sentence = first_sentence(gold)
+    figures, _ = stated_figures(sentence)
+    printed = [number for s in shown for _, _, number in number_spans(s.text)]
+    return sentence if len(figures) == 2 and figures[0].period != figures[1].period and all(
+        any(same_number(abs(figure.value), abs(number)) for number in printed) for figure in figures) else ""
 
 
 def _verdict(items: list[str]) -> bool:

@@ -18,16 +18,19 @@ operands; else the words it adds to the question) is looked for on the pages it 
   number for a count of days, a name for an amount, no yes or no to a yes/no question).
 The answer's level is its weakest value's. A yes or no is grounded only when code computed it (a trend's
 verdict from its years' values, `programs.statement_metric`; a comparison of each side's own page,
-`programs.comparison`, which the iterative program also checks a stated verdict or choice against): a
-page that states the claim grounds "yes" and "no" alike, so a verdict the model stated is `on_page` here.
+`programs.comparison`, which the iterative program also checks a stated verdict or choice against), or when
+it is stated with the two figures it rests on, each of its period, and code finds both where the question's
+metric is printed in those periods and agrees with the verdict (`_figured_verdict`): a page that states the
+claim grounds "yes" and "no" alike, so a bare verdict the model stated is `on_page` here.
 Question words are stems (`corpus.words.stems`), a few synonyms of financial statements joined (SYNONYMS), words of the questions' boilerplate (GENERIC) and the cited
-document's own name aside (every line of a filing is about its company).
+document's own name aside (every line of a filing is about its company, `_name_stems`).
 All of this is code, without an LM. A text value's sentence can name several things, so a program that
 states only grounded answers also asks its model whether that sentence answers the question with the
 value (`programs.confirm`).
 """
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -35,12 +38,12 @@ from functools import partial
 
 from ferret.corpus import words
 from ferret.corpus.words import STOPWORDS, sentences
-from ferret.corpus.numbers import YEAR, YEAR_RANGE, number_spans, numbers_in
+from ferret.corpus.numbers import YEAR, YEAR_RANGE, is_change, number_spans, numbers_in, rounds_to, stated_figures
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, names_operation, operations
 from ferret.programs.hops import linked, names, offered, parts, title_name
 from ferret.programs.passage_answer import asks_yes_no
-from ferret.programs.verify import TOLERANCE, same_number
+from ferret.programs.verify import SCALES, TOLERANCE, same_number
 
 GROUNDED, ON_PAGE, UNSUPPORTED = "grounded", "on_page", "unsupported"
 LEVELS = (UNSUPPORTED, ON_PAGE, GROUNDED)  # weakest first
@@ -95,6 +98,7 @@ _DOWN = r"declin\w*|decreas\w*|drop\w*|fell|fall\w*|lower|shr[ai]nk\w*|worsen\w*
 _EITHER = re.compile(rf"(?:^|[.?!]\s+)(?:is|are|was|were|do|does|did|has|have|had)\b[^.?!]*?"  # "Has X improved or declined?",
                      rf"\b(?P<first>{_UP}|{_DOWN})\s+or\s+(?P<second>{_UP}|{_DOWN})\b", re.IGNORECASE)  # not "What was the increase or ..."
 _DIRECTION = re.compile(rf"\b(?:(?P<up>{_UP})|(?P<down>{_DOWN})|(?P<positive>positive)|(?P<negative>negative))\b", re.IGNORECASE)
+_CHANGE = re.compile(r"\b(?:chang\w*|differ\w*)\b", re.IGNORECASE)
 _VERDICT_START = re.compile(rf"\s*(?:yes|no|{_UP}|{_DOWN})\b", re.IGNORECASE)
 QUARTER = re.compile(r"\b(?:q[1-4]|quarters?|h[12])\b", re.IGNORECASE)
 _YES_NO_START = re.compile(r"\s*(?:yes|no)\b", re.IGNORECASE)
@@ -379,7 +383,7 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
         return Grounding(UNSUPPORTED, wrong_type)
     texts = {place: corpus.page_text(*place) or "" for place in pages}
     if asks_yes_no(question) and not verdict:
-        return _verdict(texts)
+        return _figured_verdict(question, answer, pages, texts, cells, bridges) or _verdict(texts)
     if values is None:
         if not (asks_number(question) or _ASKS_YEAR.search(question) or numbers_only(answer)):
             return _ground_text(question, answer, texts, bridges, cells)
@@ -390,9 +394,7 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
             return _ground_text(question, answer, texts, bridges, cells)
         return Grounding(UNSUPPORTED, "the answer states no number")
     years = question_years(question) | (set(YEAR.findall(answer)) if verdict else set())
-    asked = _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))), years,
-                   _count_unit(question), len(values) == 1, "" if computation else question, stems(question) & GENERIC,
-                   bool(SHARE.search(question)), frozenset(dates_in(answer)), said_stems(question))
+    asked = _asked(question, answer, bridges, years, len(values) == 1, "" if computation else question)
     if _ASKS_YEAR.search(question):
         if compared := list(_years_beyond(question, cells)):  # "In which years was X less than $100 million?": all
             # and only the years beyond the threshold
@@ -405,11 +407,23 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
             return Grounding(GROUNDED, shown=columns, pages={place: GROUNDED for place in pages})
     if asked.unit == "years" and asked.single and (counted := _years_counted(question, values[0], cells)):
         return Grounding(GROUNDED, shown=[counted], pages={place: GROUNDED for place in pages})
+    return _ground_values(values, pages, texts, cells, asked)
+
+
+def _asked(question: str, answer: str, bridges: Sequence[str], years: set[str], single: bool, operation: str) -> _Asked:
+    return _Asked(question_stems(question) | stems(" ".join(bridges)), stems(" ".join(names(question))), years,
+                  _count_unit(question), single, operation, stems(question) & GENERIC, bool(SHARE.search(question)),
+                  frozenset(dates_in(answer)), said_stems(question), tuple(names(question)))
+
+
+def _ground_values(values: Sequence[float], pages: Sequence[tuple[str, int]], texts: dict[tuple[str, int], str],
+                   cells: dict[tuple[str, int], list[dict]], asked: _Asked) -> Grounding:
+    """Each value at its best on the cited pages (`_ground_number`); the answer at its worst value's level."""
     result = Grounding(GROUNDED)
     for value in values:
         best, printed, shown = UNSUPPORTED, _format(value), ""
         for place in pages:
-            name = _name_stems(place[0])
+            name = _name_stems(place[0], asked.names)
             on_page = replace(asked, words=asked.words - name, said=asked.said - name)
             level, as_printed, where = _ground_number(value, place, texts[place], cells[place], on_page)
             result.pages[place] = max(result.pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
@@ -456,6 +470,8 @@ class _Asked:
     share: bool = False  # it asks about a share ("the percent of total sales"): of a row's "%" columns only
     dates: frozenset = frozenset()  # the days the answer states with their months ("8 June 1951": (8, "jun"))
     said: set[str] = field(default_factory=set)  # its own stems (`said_stems`), not its synonyms' or bridges'
+    names: tuple[str, ...] = ()  # its names as it prints them ("Best Buy")
+    exact: bool = False  # a value is a cell's or a sentence's only to the decimals they print (a verdict's figure)
 
 
 def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[dict], asked: _Asked) -> tuple[str, str, str]:
@@ -487,7 +503,7 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
                                   and (asked.share or not PERCENT_HEADER.search(header))]) & words
     scores = [_cell_score(label, header, words, years, asked.generic) for label, header, _, _ in cells]
     top = max(scores, default=None)
-    same = [(cell, score) for cell, score in zip(cells, scores) if cell[3] is not None and same_number(abs(value), abs(cell[3]))]
+    same = [(cell, score) for cell, score in zip(cells, scores) if cell[3] is not None and _is(value, cell[2], cell[3], asked.exact)]
     # rows that print the share asked
     shared = {label for label, header, _, _ in cells if asked.share and PERCENT_HEADER.search(header)}
     for (label, header, printed, _), score in same:
@@ -505,12 +521,18 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
         if stems(sentence) & metric and names_operation(asked.operation, sentence) \
                 and not (year and single and rows and len(set(YEAR.findall(sentence))) > 1):  # a table header's years
             for start, end, number in number_spans(sentence):
-                if (number == value if year else same_number(abs(value), abs(number))) \
+                if (number == value if year else _is(value, sentence[start:end], number, asked.exact)) \
                         and (year or not (_DATE_DAY.search(sentence[:start]) or _DAY_MONTH.match(sentence[end:]))
                              or any(day == value for day, _ in dates_in(sentence) & asked.dates)):  # a day is no
                     # amount, but may be the day of the date the answer states
                     return GROUNDED, sentence[start:end], f"{' '.join(sentence.split())[:60]} · {page}"
     return ON_PAGE, "", page
+
+
+def _is(value: float, printed: str, number: float, exact: bool) -> bool:
+    """`number`, printed as `printed`, is `value` (any sign) within rounding (`same_number`), or, `exact`, to the
+    decimals it is printed with, at its scale ("20.0" is not 20.1)."""
+    return same_number(abs(value), abs(number)) and (not exact or any(rounds_to(abs(value) / scale, printed) for scale in SCALES))
 
 
 def _oriented(label: str, header: str) -> tuple[str, str]:
@@ -1026,9 +1048,47 @@ def _verdict(texts: dict[tuple[str, int], str]) -> Grounding:
                      pages={place: ON_PAGE for place in texts})
 
 
-def _name_stems(doc_id: str) -> set[str]:
-    """The stems of a document's id ("3M_2018_10K" → {"3m", "10k"}): its company's name is on every line."""
-    return stems(re.sub(r"[_-]", " ", doc_id))
+def _figured_verdict(question: str, answer: str, pages: Sequence[tuple[str, int]], texts: dict[tuple[str, int], str],
+                     cells: dict[tuple[str, int], list[dict]], bridges: Sequence[str]) -> Grounding | None:
+    """A reader's yes or no to whether a figure rose, fell or changed between two periods, stated with the two
+    figures it rests on ("Yes, net earnings as a percent of sales increased from 20% in Q2 of FY2022 to 20.1%
+    in Q2 of FY2023."): grounded when each figure grounds as the question's metric in its own period's year
+    (`_ground_number`), to the decimals the page prints (20.0 is not 20.1 rounded: the direction rests on the
+    difference), the verdict agrees with their direction, and any other number it states is their difference
+    or percentage change; None when it states no two figures of two periods, or the question asks no direction."""
+    claim = asks_yes_no(question)
+    direction = _DIRECTION.search(claim)
+    asked = "change" if _CHANGE.search(claim) else direction.lastgroup if direction else ""
+    figures, others = stated_figures(answer)
+    if asked not in ("up", "down", "change") or len(figures) != 2 or figures[0].period == figures[1].period:
+        return None
+    earlier, later = sorted(figures, key=lambda figure: figure.period)
+    delta = later.value - earlier.value
+    holds = {"up": delta > 0, "down": delta < 0, "change": delta != 0}[asked]
+    if holds != (_YES_NO_START.match(answer)[0].strip().lower() == "yes"):
+        return Grounding(UNSUPPORTED, f"the verdict disagrees with its figures: {earlier.printed} then {later.printed}")
+    if changed := [printed for printed in others if not is_change(printed, figures)]:
+        return Grounding(ON_PAGE, f"{changed[0]} is neither the figures' difference nor their percentage change")
+    claimed = stems(" ".join(found[0] for found in itertools.chain(_DIRECTION.finditer(claim), _CHANGE.finditer(claim))))
+    result = Grounding(GROUNDED, pages={place: ON_PAGE for place in texts})
+    for figure in figures:  # the claim's "increase" or "change" is what the verdict says of the metric, not the metric
+        asked_in = _asked(question, answer, bridges, {str(figure.period[0])}, True, "")
+        asked_in = replace(asked_in, words=asked_in.words - claimed, said=asked_in.said - claimed, exact=True)
+        grounding = _ground_values([figure.value], pages, texts, cells, asked_in)
+        result.shown += grounding.shown
+        for place, level in grounding.pages.items():
+            result.pages[place] = max(result.pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
+        if LEVELS.index(grounding.level) < LEVELS.index(result.level):  # a verdict's own level, `on_page`, at least
+            result.level, result.reason = max(grounding.level, ON_PAGE, key=LEVELS.index), grounding.reason
+    return result
+
+
+def _name_stems(doc_id: str, said: Sequence[str] = ()) -> set[str]:
+    """The stems of a document's id ("3M_2018_10K" → {"3m", "10k"}) and of a name among `said` that the id
+    prints run together ("Best Buy" of "BESTBUY_2024Q2_10Q"): its company's name is on every line."""
+    parts = {part.lower() for part in re.split(r"[\W_]+", doc_id)}
+    glued = [name for name in said if re.sub(r"\W", "", name).lower() in parts]
+    return stems(re.sub(r"[_-]", " ", doc_id)) | stems(" ".join(glued))
 
 
 def _format(number: float) -> str:

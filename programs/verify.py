@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ferret.corpus.numbers import YEAR, numbers_in, parse_number
+from ferret.corpus.numbers import YEAR, is_change, number_spans, numbers_in, parse_number, stated_figures
 from ferret.signatures.types import Citation, Finding
 
 SCALES = (1.0, 1e3, 1e6, 1e9)
@@ -60,9 +60,12 @@ def value_on_page(finding: Finding, page_text: str) -> bool:
 
 
 def answer_numbers(answer: str) -> list[tuple[str, float]]:
-    """Numbers stated in an answer, except bare years ("in 2023")."""
+    """Numbers stated in an answer, except bare years ("in 2023") and a change it computes between the two
+    figures it states ("down 1.32% from 982 in Q2 FY2023 to 969 in Q2 FY2024"): code checks that against them
+    (`is_change`), and them as any number."""
+    figures, _ = stated_figures(answer)
     without_years = YEAR.sub(" ", answer)
-    return [(_format(n), n) for n in numbers_in(without_years)]
+    return [(_format(n), n) for start, end, n in number_spans(without_years) if not is_change(without_years[start:end], figures)]
 
 
 def verify(answer: str, sources: list[int], findings: list[Finding],

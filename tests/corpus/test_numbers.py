@@ -1,7 +1,7 @@
 """corpus.numbers: cell, answer and running-text numbers."""
 import pytest
 
-from ferret.corpus.numbers import detect_scale, face_value, numbers_in, parse_number, parse_value
+from ferret.corpus.numbers import detect_scale, face_value, is_change, numbers_in, parse_number, parse_value, stated_figures
 from ferret.programs.verify import verify_pages
 
 
@@ -123,3 +123,13 @@ def test_a_number_too_long_for_a_float_is_no_number():
 @pytest.mark.parametrize("span, face", [("$60.3 million", 60.3), ("(1.2)bn", -1.2), ("1,577", 1577.0), ("12%", 12.0), ("none", None)])
 def test_the_face_value_is_the_number_as_printed_before_its_scale_word(span, face):
     assert face_value(span) == face
+
+
+def test_figures_are_read_with_the_period_printed_after_each_and_a_change_is_checked_against_them():
+    figures, others = stated_figures("Yes, stores declined by 1.32% from 982 stores in Q2 FY 2023 to 969 by the end of Q2 "
+                                     "FY2024, and 12 more opened.")
+    assert [(f.value, f.printed, f.period) for f in figures] == [(982.0, "982", (2023, 2)), (969.0, "969", (2024, 2))]
+    assert others == ["1.32%", "12"]  # no period follows them before the next number
+    assert is_change("1.32%", figures) and is_change("13", figures)  # the percentage change and the difference
+    assert not is_change("1.3%", figures[:1]) and not is_change("1.4%", figures) and not is_change("12", figures)
+    assert [f.period for f in stated_figures("It rose from 13,745 in FY20 to 14,882 in fiscal 2021.")[0]] == [(2020, 0), (2021, 0)]

@@ -9,7 +9,7 @@ import dspy
 import pytest
 
 from ferret.cli import main
-from ferret.optimizers.scripted_readers import reader_lm, reading
+from ferret.optimizers.scripted_readers import Shown, oracle_answer, reader_lm, reading, wrong_answer
 from ferret.programs.iterative import IterativeRetriever
 from ferret.programs.lm import answering
 
@@ -109,3 +109,15 @@ def test_ferret_eval_reader_reports_the_bounds_and_refusals(small_corpus, tmp_pa
     assert main(["eval", "--dataset", "jsonl", "--data", str(qa), "--index", str(small_corpus.store.dir),
                  "--reader", "oracle", "--lm", "local"]) == 2
     assert "--reader" in capsys.readouterr().err
+
+
+def test_a_verdict_is_stated_with_the_two_figures_its_gold_gives_once_they_are_shown_and_the_wrong_reader_swaps_them():
+    example = dspy.Example(id="verdict", question="Did Acme's sales increase in FY2023?",
+                           answer="Yes, sales rose from 100.5 in FY2022 to 120 in FY2023. Demand was strong.",
+                           evidence=[{"doc_id": "acme", "page": 3}])
+    shown, other = Shown(1, "acme", 3, "", "Sales  120  100.5"), Shown(1, "acme", 3, "", "Sales rose.")
+    with reading(example) as record:
+        assert oracle_answer(record, [shown]).answer == "Yes, sales rose from 100.5 in FY2022 to 120 in FY2023."
+        assert oracle_answer(record, [other]).answer == "Yes"  # figures it was not shown are not stated
+        assert wrong_answer(record, [shown]).answer == "No, sales rose from 120 in FY2022 to 100.5 in FY2023."
+        assert wrong_answer(record, [other]).answer == "No"

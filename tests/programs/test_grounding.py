@@ -750,3 +750,41 @@ def test_a_list_of_a_groups_rows_grounds_when_the_question_names_the_group_and_i
     question, page = "What financial items does amounts falling due after more than one year consist of?", [("t1", 1)]
     assert ground(question, "Derivative financial instruments, Deferred tax", None, page, debtors).level == GROUNDED
     assert ground(question, "Amounts owed by subsidiaries, Deferred tax", None, page, debtors).level != GROUNDED
+
+
+def test_a_verdict_stated_with_its_two_figures_grounds_when_each_grounds_in_its_period_and_the_verdict_agrees():
+    """A reader's yes or no to "did X increase", with the figures it rests on: each must be the question's metric in
+    its own period, the verdict their direction, and a change it computes theirs."""
+    table = _Table("Acme statement of earnings", {"Net earnings as a percent of sales": {"Q2 2023": "20.1", "Q2 2022": "20.0"},
+                                                  "Cost of products sold": {"Q2 2023": "32.2", "Q2 2022": "33.0"}})
+    question, page = "Did Acme's net earnings as a percent of sales increase in Q2 of FY2023 compared to Q2 of FY2022?", [("d", 1)]
+    said = lambda verdict, first, second, change="": ground(
+        question, f"{verdict}, net earnings as a percent of sales{change} went from {first}% in Q2 of FY2022 to {second}% "
+                  "in Q2 of FY2023.", None, page, table)
+    assert said("Yes", "20.0", "20.1").level == GROUNDED
+    assert said("Yes", "20.0", "20.1", " rose 0.1 points and").level == GROUNDED  # their difference
+    assert said("Yes", "20.0", "20.1", " rose 5 points and").level == ON_PAGE  # no change of theirs
+    assert said("No", "20.0", "20.1").level == UNSUPPORTED  # the verdict against its own figures
+    assert said("No", "20.1", "20.0").level == ON_PAGE  # each figure read in the other's period
+    assert said("No", "33.0", "32.2").level == ON_PAGE  # another row's figures
+    assert ground(question, "Yes.", None, page, table).level == ON_PAGE  # a bare verdict, as before
+
+
+def test_a_company_name_its_documents_id_runs_together_is_no_metric_word_of_a_row():
+    """"Best Buy" of BESTBUY_2024Q2_10Q is the filing's company, not the row of its Best Buy stores."""
+    table = _Table("Domestic segment stores open at the end of the second quarter",
+                   {"Acme Co": {"2024": "907", "2023": "930"}, "Outlet Centers": {"2024": "62", "2023": "52"},
+                    "Total": {"2024": "969", "2023": "982"}})
+    question = "What was the number of Acme Co stores open at the end of the second quarter of FY2024?"
+    assert ground(question, "969", None, [("ACMECO_2024Q2_10Q", 17)], table).level == GROUNDED
+    assert ground(question, "907", None, [("ACMECO_2024Q2_10Q", 17)], table).level == ON_PAGE
+
+
+def test_the_change_a_verdict_claims_is_no_word_of_the_metric_its_figures_measure():
+    """"change" in "Did the number of stores change?" does not make "Revenue % change" a row the question names, so
+    the table's "Total" row is read under its caption, as for "How many stores were open?"."""
+    table = _Table("Stores open at the end of the second quarter",
+                   {"Revenue % change": {"2024": "-7.1", "2023": "-13.1"}, "Total": {"2024": "969", "2023": "982"}})
+    question = "Did the number of stores change between FY2023 and FY2024?"
+    answer = "Yes, the number of stores went from 982 in FY2023 to 969 in FY2024."
+    assert ground(question, answer, None, [("d", 1)], table).level == GROUNDED

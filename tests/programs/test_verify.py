@@ -35,6 +35,9 @@ def test_answer_numbers_skip_years_but_keep_amounts():
     # a year ending the sentence is a year; a year-like amount with decimals or a percent is a number
     assert [n for _, n in answer_numbers("Consumer revenue was 1,250 in 2023. It grew 4%, against 2,023.5 and 2021%.")] \
         == [1250.0, 4.0, 2023.5, 2021.0]
+    # a change computed between the two figures an answer states is checked against them, not looked for on a page
+    assert [n for _, n in answer_numbers("Yes, down 1.32% from 982 in Q2 FY2023 to 969 in Q2 FY2024.")] == [982.0, 969.0]
+    assert [n for _, n in answer_numbers("Yes, down 2% from 982 in Q2 FY2023 to 969 in Q2 FY2024.")] == [2.0, 982.0, 969.0]
 
 
 def test_a_cited_number_on_its_page_verifies():
