@@ -47,6 +47,7 @@ from ferret.optimizers.metrics import SENTENCE_GOLD, answer_correct, gold_items,
 from ferret.programs.arithmetic import ExpressionError, compute, format_result
 from ferret.programs.code_engine import CodeEngine
 from ferret.programs.hops import offered
+from ferret.programs.passage_answer import asks_count
 from ferret.programs.verify import same_number
 
 READERS = ("oracle", "wrong")
@@ -61,6 +62,7 @@ _FINDING = re.compile(r"^\[(\d+)\] (.*) \((.*) p\. (\d+)\) \"(.*)\"$", re.S)
 _SCALE_WORDS = {1e3: "thousand", 1e6: "million", 1e9: "billion"}
 _SCALE_WORD = re.compile(r"\b(?:thousand|million|billion|trillion|bn|mn)s?\b", re.IGNORECASE)
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.IGNORECASE)
+_OPERATOR = re.compile(r"\d\s*[-+*/×÷]\s*[(\d]")  # between two numbers: a derivation that calculates
 
 
 @dataclass
@@ -190,7 +192,7 @@ def oracle_answer(record: Reading, shown: list[Shown], printed_only: bool = Fals
             for start, end, _ in number_spans(passage.text):
                 if number_found(value, items[0], passage.text[start:end]):
                     return Stated(_with_scale(passage.text[start:end], value.scale, example), cited(record, shown, passage))
-        return None if printed_only else _calculated(example, shown, evidence)
+        return None if printed_only else _counted(example, value.number, evidence) or _calculated(example, shown, evidence)
     found = []
     for item in items:
         lead = first_sentence(item) if len(item.split()) > SENTENCE_GOLD else item
@@ -230,6 +232,16 @@ def wrong_answer(record: Reading, shown: list[Shown], printed_only: bool = False
             value = gold_value(items[0], example) if len(items) == 1 else None
             return Stated(_with_scale(other, value.scale, example) if value else other, cited(record, shown, passage))
     return None
+
+
+def _counted(example: dspy.Example, number: float, evidence: list[Shown]) -> Stated | None:
+    """A count the reader counted ("How many years did X exceed $5,000 million?" → "2"), stated as a number
+    citing the evidence passages shown, when the question asks how many, the gold is a whole number and no
+    calculation gives it (a derivation that lists the items counted, "2020##2019", is none)."""
+    if not (asks_count(example.question) and number.is_integer() and evidence) \
+            or _OPERATOR.search(str(example.get("derivation") or "")):
+        return None
+    return Stated(f"{number:.0f}", [s.number for s in evidence])
 
 
 def _calculated(example: dspy.Example, shown: list[Shown], evidence: list[Shown]) -> Stated | None:

@@ -37,6 +37,7 @@ _NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot)\b|n't\b", re
 _FUNCTION_WORDS = {"the", "and", "for", "are", "was", "were", "does", "did", "has", "have", "had", "can", "could",
                    "will", "would", "should", "shall", "may", "might", "with", "from", "that", "this", "its", "than"}
 _ASKS_THE_YEAR = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
+_HOW_MANY = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
 _YES_NO = re.compile(r"(?:^|[.?!]\s+)(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|"
                      r"shall|may|might)\b(?:(?!\bor\b)[^?!])*\?", re.IGNORECASE)
 
@@ -54,6 +55,11 @@ class PassageAnswer:
     def values(self) -> list[Finding]:
         """The findings that are single values (what later steps may keep), not whole passages."""
         return [] if self.whole_passages else self.findings
+
+
+def asks_count(question: str) -> bool:
+    """The question asks how many."""
+    return bool(_HOW_MANY.search(question))
 
 
 def asks_yes_no(question: str) -> str:
@@ -117,7 +123,7 @@ def answer_from_passages(question: str, hits: list[dict], calculation: str, answ
     calculated = bool(calculation)
     if calculated and asks_calculation(question):
         return computed_answer(question, calculation, read)
-    stated = _stated((repair and stated_year(question, answer)) or answer.strip(), read, cited)
+    stated = _stated((repair and stated_year(question, answer)) or answer.strip(), read, cited, asks_count(question))
     if repair and (verdict := yes_or_no(question, stated.answer)) and not re.match(r"(?:yes|no)\b", stated.answer, re.IGNORECASE):
         stated.answer = f"{verdict}. {stated.answer}"
     if not stated.problem and restates(question, stated.answer):
@@ -130,8 +136,11 @@ def answer_from_passages(question: str, hits: list[dict], calculation: str, answ
     return stated
 
 
-def _stated(answer: str, read: list[dict], cited: list[dict]) -> PassageAnswer:
-    """The answer as written: its numbers, else its words, printed in the passages read."""
+def _stated(answer: str, read: list[dict], cited: list[dict], counted: bool = False) -> PassageAnswer:
+    """The answer as written: its numbers, else its words, printed in the passages read; a whole number that
+    answers how many (`counted`) and is printed in none is the reader's count of what its cited passages show, a
+    derived value that code's own count grounds or nothing does (`grounding`: "How many years did X exceed
+    $5,000 million?")."""
     if not answer:
         return PassageAnswer("", problem="no answer")
     if len(answer.split()) > COPIED_WORDS and (printed := _quoted_text(answer, read)):
@@ -139,6 +148,8 @@ def _stated(answer: str, read: list[dict], cited: list[dict]) -> PassageAnswer:
     if numbers := answer_numbers(answer):
         found = [_quoted_number(number, read) for _, number in numbers]
         missing = [text for (text, _), finding in zip(numbers, found) if finding is None]
+        if missing and counted and cited and len(numbers) == 1 and numbers[0][1].is_integer():
+            return PassageAnswer(answer, [_whole(hit) for hit in cited], [numbers[0][1]], whole_passages=True)
         if missing:
             return PassageAnswer(answer, [f for f in found if f], problem=f"{', '.join(missing)} not printed in the passages read")
         return PassageAnswer(answer, _distinct(found))

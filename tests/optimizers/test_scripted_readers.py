@@ -121,3 +121,12 @@ def test_a_verdict_is_stated_with_the_two_figures_its_gold_gives_once_they_are_s
         assert oracle_answer(record, [other]).answer == "Yes"  # figures it was not shown are not stated
         assert wrong_answer(record, [shown]).answer == "No, sales rose from 120 in FY2022 to 100.5 in FY2023."
         assert wrong_answer(record, [other]).answer == "No"
+
+
+def test_the_oracle_states_a_count_it_counted_which_no_passage_prints():
+    example = dspy.Example(id="count", question="How many years did Acme's sales exceed $100 million?", answer="2",
+                           derivation="2019##2018", evidence=[{"doc_id": "acme", "page": 3}])
+    with reading(example) as record:
+        said = oracle_answer(record, [Shown(1, "acme", 3, "", "Sales  120  110  90")])
+        assert (said.answer, said.sources, said.calculation) == ("2", [1], "")
+        assert oracle_answer(record, [Shown(1, "other", 1, "", "Sales  120  110  90")]) is None  # no evidence shown

@@ -235,3 +235,12 @@ def test_a_sentence_that_answers_in_what_year_is_its_one_new_year():
     assert stated_year(question, "It was published in 1998 and reprinted in 2000.") == ""  # two years
     assert stated_year("When was the book released?", "It was released in 1998.") == ""  # "when" may ask a date
     assert stated_year(question, "1998") == ""  # already the year
+
+
+def test_a_count_printed_nowhere_is_the_readers_count_of_its_cited_passages_for_grounding_to_check():
+    count = answer_from_passages("How many years did Other sales exceed 40?", [TABLE, NOTE], "", "27", [1])
+    assert count.problem == "" and count.derived == [27.0] and count.whole_passages and count.values == []
+    assert answer_from_passages("What were Other sales in 2019?", [TABLE], "", "27", [1]).problem == \
+        "27 not printed in the passages read"  # no count: a value must be printed
+    assert answer_from_passages("How many years did Other sales exceed 40?", [TABLE], "", "27", []).problem == \
+        "27 not printed in the passages read"  # nothing cited to count
