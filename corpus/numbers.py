@@ -14,8 +14,11 @@ from dataclasses import dataclass
 
 from ferret.corpus.records import Value
 
-_CURRENCIES = {"US$": "USD", "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY",
-               "USD": "USD", "EUR": "EUR", "GBP": "GBP", "JPY": "JPY"}
+_CURRENCIES = {"US$": "USD", "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "HK$": "HKD", "NZ$": "NZD", "A$": "AUD",
+               "C$": "CAD", "R$": "BRL", "S$": "SGD", "RMB": "CNY",
+               **{code: code for code in ("USD", "EUR", "GBP", "JPY", "CNY", "HKD", "CHF", "INR", "AUD", "CAD", "SGD")}}
+# A currency before its number, glued or a space apart ("RMB77 million", "HK$1.2 billion", "US$3.5m", "USD 12.5")
+_CURRENCY = r"(?:US|HK|NZ|[ACRS])?\$|[€£¥]|(?:USD|EUR|GBP|JPY|CNY|RMB|HKD|CHF|INR|AUD|CAD|SGD)\s?"
 _SCALE_WORDS = {"thousand": 1e3, "thousands": 1e3, "k": 1e3,
                 "million": 1e6, "millions": 1e6, "mn": 1e6, "mm": 1e6, "m": 1e6,
                 "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9,
@@ -26,16 +29,17 @@ _NIL = re.compile(r"[—–-]+\s*%?|n/?a|nm|none|nil", re.IGNORECASE)
 
 # One value: [(] [sign] [currency] [(] [sign] digits [)] [%] [)] [scale word or unit word].
 _VALUE = re.compile(
-    r"(?P<open>\()?\s*(?P<sign>[-−–+])?\s*(?P<cur>US\$|[$€£¥]|(?:USD|EUR|GBP|JPY)\s)?\s*(?P<open2>\()?\s*"
+    rf"(?P<open>\()?\s*(?P<sign>[-−–+])?\s*(?P<cur>{_CURRENCY})?\s*(?P<open2>\()?\s*"
     r"(?P<sign2>[-−–])?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?P<close>\))?(?P<gap>\s*)(?P<pct>%|percent\b)?\s*(?P<close2>\))?"
     r"\s*(?P<word>[A-Za-z]{1,12})?",
     re.IGNORECASE,
 )
 
-# A number inside running text: not part of a word, date ("12/31/2022", "2023-04-01") or version.
+# A number inside running text, after its currency if any: not part of a word, date ("12/31/2022",
+# "2023-04-01") or version.
 _IN_TEXT = re.compile(
-    r"(?<![\w.,/−-])(?P<open>\()?(?P<sign>[-−])?(?P<cur>[$€£¥])?"
+    rf"(?<![\w.,/−-])(?P<open>\()?(?P<sign>[-−])?(?P<cur>{_CURRENCY})?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?P<close>\))?"
     r"(?:\s?(?P<pct>%|percent\b)|(?P<glued>[kKmMbB]\b|bn\b|mn\b)|\s(?P<word>thousand|million|billion|trillion)s?\b)?"
     r"(?![\w/]|[-−]\d|\.\d)",

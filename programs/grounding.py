@@ -441,12 +441,15 @@ def _ground_values(values: Sequence[float], pages: Sequence[tuple[str, int]], te
 def stated_numbers(answer: str, question: str) -> list[float]:
     """The numbers an answer states: those after its last "=" or ":" when any are ("2019: $909; 2018:
     $1,305" → 1,305), the question's own numbers aside, and years too unless the question asks for one (then
-    a year it names is one it offers: "Between 2018 and 2019, which year had higher revenue?")."""
+    the years it names are ones it offers when it names two or more: "Between 2018 and 2019, which year had
+    higher revenue?"; one it names alone is part of what it asks about, "the election, 2000" of "In what year
+    was the man who resigned before the election, 2000 born?")."""
     if numbers_in(result := re.split(r"[=:]", answer)[-1]):
         answer = result
     given, asks = numbers_in(question), bool(_ASKS_YEAR.search(question))
+    offers = asks and len(set(YEAR.findall(question))) >= 2
     is_year = lambda n: n.is_integer() and 1900 <= n <= 2100 and bool(YEAR.search(f"{n:.0f}"))
-    found = [n for n in numbers_in(answer) if (asks and is_year(n)) or not any(same_number(n, g) for g in given)]
+    found = [n for n in numbers_in(answer) if (offers and is_year(n)) or not any(same_number(n, g) for g in given)]
     if not asks:
         found = [n for n in found if not is_year(n)]
     return list(dict.fromkeys(found))

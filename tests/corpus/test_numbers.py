@@ -133,3 +133,12 @@ def test_figures_are_read_with_the_period_printed_after_each_and_a_change_is_che
     assert is_change("1.32%", figures) and is_change("13", figures)  # the percentage change and the difference
     assert not is_change("1.3%", figures[:1]) and not is_change("1.4%", figures) and not is_change("12", figures)
     assert [f.period for f in stated_figures("It rose from 13,745 in FY20 to 14,882 in fiscal 2021.")[0]] == [(2020, 0), (2021, 0)]
+
+
+@pytest.mark.parametrize("text, number, unit", [
+    ("RMB77 million", 77e6, "CNY"), ("RMB 77 million", 77e6, "CNY"), ("HK$1.2 billion", 1.2e9, "HKD"),
+    ("US$3.5m", 3.5e6, "USD"), ("EUR5.2 million", 5.2e6, "EUR"), ("CHF 100", 100.0, "CHF")])
+def test_a_number_is_read_after_its_currency_code_or_prefixed_symbol_glued_or_a_space_apart(text, number, unit):
+    assert numbers_in(f"The Group reported exchange gains of {text} in 2019.") == [number, 2019.0]
+    assert (parse_value(text).number, parse_value(text).unit) == (number, unit)
+    assert numbers_in("FY2019 and MUSD 5") == [5.0]  # a code inside a word is none

@@ -788,3 +788,14 @@ def test_the_change_a_verdict_claims_is_no_word_of_the_metric_its_figures_measur
     question = "Did the number of stores change between FY2023 and FY2024?"
     answer = "Yes, the number of stores went from 982 in FY2023 to 969 in FY2024."
     assert ground(question, answer, None, [("d", 1)], table).level == GROUNDED
+
+
+def test_the_one_year_a_question_names_is_part_of_what_it_asks_about_not_a_year_it_offers():
+    pages = _Pages({"Ezer Weizman": "Ezer Weizman (born 15 June 1924, died 2005) was the seventh President of Israel. "
+                                    "He resigned in 2000, before the presidential election."})
+    question = "In what year was the man that resigned as President of Israel before the presidential election, 2000 born?"
+    cited = [("Ezer Weizman", 1)]
+    assert ground(question, "1924", None, cited, pages).level == GROUNDED
+    assert ground(question, "2000", None, cited, pages).level == UNSUPPORTED  # the question's own year
+    offered = "Between 2000 and 1924, in which year was the man that resigned as President of Israel born?"
+    assert ground(offered, "1924", None, cited, pages).level == GROUNDED  # one of the two it offers
