@@ -87,7 +87,11 @@ _ASKS_REASON = re.compile(r"\s*(?:why|what (?:drove|caused|explains|led|does|do|
                           r"explain|describe|summari[sz]e|what (?:is|was|are|were) the (?:\w+ )?reasons?)\b", re.IGNORECASE)  # a question about a number that asks for no number
 _ASKS_QUANTITY = re.compile(rf"\b(?:{_QUANTITY})\b", re.IGNORECASE)  # a metric's name alone is not
 _ASKS_ITEMS = re.compile(r"\s*(?:what|which)\s+(?:are|were)\b", re.IGNORECASE)  # "What are the components of the ratio?"
-_ASKS_PURPOSE = re.compile(r"\b(?:purpose|objective|used for|used to|represent|include|nature|reason)\b", re.IGNORECASE)
+_ASKS_PURPOSE = re.compile(r"\b(?:purpose|objective|used for|used to|represent|include[sd]?|nature|reason)\b", re.IGNORECASE)
+# a question that only names a term asks what it is, and a clause answers it: "What is aggregate intrinsic value?",
+# "What is considered to be a cash equivalent?"; not "What is the name of ...?", nor a term of a year
+_ASKS_DEFINITION = re.compile(r"^\s*what\s+(?:is|are)\s+(?:considered\s+(?:to\s+be\s+|as\s+)?)?(?!the\s+name\b)"
+                              r"(?:[^\s?\d]+\s+){0,5}[^\s?\d]+\s*\?\s*$", re.IGNORECASE)
 _ASKS_NAME = re.compile(r"\b(?:name[ds]?|called|titled)\b|^\s*where\b|\bwhere\s*\??\s*$",  # not "the city where X was born"
                         re.IGNORECASE)
 _ASKS_PERSON = re.compile(r"^\s*(?:who|whom)\b|\bwith whom\b|\bwho (?:was|is|were|did)\b", re.IGNORECASE)
@@ -822,7 +826,8 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
     if not new:
         return Grounding(UNSUPPORTED, "the answer adds nothing to the question")
     core = tokens[new[0]:new[-1] + 1]
-    if len(core) > (MAX_REASON_WORDS if asks_reason(question) or _ASKS_PURPOSE.search(question) else MAX_VALUE_WORDS):
+    if len(core) > (MAX_REASON_WORDS if asks_reason(question) or _ASKS_PURPOSE.search(question)
+                    or _ASKS_DEFINITION.match(question) else MAX_VALUE_WORDS):
         return Grounding(ON_PAGE, f"the answer is a passage of {len(core)} words, not the value the question asks for")
     said = [stems(name) for name in names(answer)] or [stems(" ".join(core))]
     if any(named and name - named and (named < name or len(named & name) >= 2)

@@ -799,3 +799,11 @@ def test_the_one_year_a_question_names_is_part_of_what_it_asks_about_not_a_year_
     assert ground(question, "2000", None, cited, pages).level == UNSUPPORTED  # the question's own year
     offered = "Between 2000 and 1924, in which year was the man that resigned as President of Israel born?"
     assert ground(offered, "1924", None, cited, pages).level == GROUNDED  # one of the two it offers
+
+
+def test_a_question_that_only_names_a_term_is_answered_by_a_clause_not_a_short_value():
+    pages = _Pages({"Note 5": "Audit Fees consist of fees billed for the annual audit of our financial statements filed "
+                              "with the SEC in each of the fiscal years presented."})
+    clause = "fees billed for the annual audit of our financial statements filed with the SEC in each of the fiscal years"
+    assert ground("What is Audit Fees?", clause, None, [("Note 5", 1)], pages).level == GROUNDED
+    assert ground("What is the name of Audit Fees?", clause, None, [("Note 5", 1)], pages).level == ON_PAGE
