@@ -199,7 +199,7 @@ class Figure:
     value: float
     printed: str
     start: int  # where the answer prints it
-    period: tuple[int, int]  # (year, quarter or half: 0 for a whole year)
+    period: tuple[int, int]  # (year, its quarter, a half as its last quarter, 0 for a whole year)
 
 
 def stated_figures(answer: str) -> tuple[list[Figure], list[str]]:
@@ -218,7 +218,7 @@ def stated_figures(answer: str) -> tuple[list[Figure], list[str]]:
             continue
         year = int(period["year"] or f"20{period['short']}")
         half = (period["quarter"] or "").upper()
-        figures.append(Figure(value, answer[start:end], start, (year, int(half[1]) * (3 if half[0] == "H" else 1) if half else 0)))
+        figures.append(Figure(value, answer[start:end], start, (year, int(half[1]) * (2 if half[0] == "H" else 1) if half else 0)))
     return figures, others
 
 
