@@ -89,7 +89,7 @@ _ASKS_QUANTITY = re.compile(rf"\b(?:{_QUANTITY})\b", re.IGNORECASE)  # a metric'
 _ASKS_ITEMS = re.compile(r"\s*(?:what|which)\s+(?:are|were)\b", re.IGNORECASE)  # "What are the components of the ratio?"
 _ASKS_PURPOSE = re.compile(r"\b(?:purpose|objective|used for|used to|represent|include[sd]?|nature|reason)\b", re.IGNORECASE)
 # a question that only names a term asks what it is, and a clause answers it: "What is aggregate intrinsic value?",
-# "What is considered to be a cash equivalent?"; not "What is the name of ...?", nor a term of a year
+# "What is considered to be a cash equivalent?"; not "What is the name of ...?", nor a term with a number
 _ASKS_DEFINITION = re.compile(r"^\s*what\s+(?:is|are)\s+(?:considered\s+(?:to\s+be\s+|as\s+)?)?(?!the\s+name\b)"
                               r"(?:[^\s?\d]+\s+){0,5}[^\s?\d]+\s*\?\s*$", re.IGNORECASE)
 _ASKS_NAME = re.compile(r"\b(?:name[ds]?|called|titled)\b|^\s*where\b|\bwhere\s*\??\s*$",  # not "the city where X was born"
@@ -1091,7 +1091,7 @@ def _figured_verdict(question: str, answer: str, pages: Sequence[tuple[str, int]
     return result
 
 
-def _name_stems(doc_id: str, said: Sequence[str] = ()) -> set[str]:
+def _name_stems(doc_id: str, said: Sequence[str]) -> set[str]:
     """The stems of a document's id ("3M_2018_10K" → {"3m", "10k"}) and of a name among `said` that the id
     prints run together ("Best Buy" of "BESTBUY_2024Q2_10Q"): its company's name is on every line."""
     parts = {part.lower() for part in re.split(r"[\W_]+", doc_id)}
