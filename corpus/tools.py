@@ -24,6 +24,7 @@ from ferret.corpus.graph import neighbors as graph_neighbors
 from ferret.corpus.inputs import MAX_CONTEXT_CHARS, MAX_TOP_K, check_count, check_query
 from ferret.corpus.ranking import top_rows
 from ferret.corpus.shards import ShardedIndex, compact
+from ferret.corpus.snippets import snippet
 from ferret.corpus.store import Store
 from ferret.corpus.words import stems
 
@@ -40,7 +41,6 @@ QUERY_VECTORS = 256  # query vectors kept: a question's searches (its read, hops
 CHARS_PER_TOKEN = 4
 AGGREGATE_OPS = ("sum", "avg", "min", "max", "count")
 _GROUP_KEYS = ("doc_id", "file", "bucket", "label", "unit", "page", "kind")
-_WORD = re.compile(r"\w{3,}")
 _LABEL_WORD = re.compile(r"[a-z]{2,}")
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)%?")
@@ -277,7 +277,7 @@ class Corpus:
         return [{"doc_id": row["doc_id"], "file": row["file"], "title": row["title"], "page": row["page"],
                  "section": row["section"] or "",
                  "section_id": row["section_id"], "node_id": f"seg:{row['id']}", "kind": row["kind"],
-                 "text": snippet(row["text"], query, context_chars), "score": round(float(score), 4)}
+                 "text": snippet(row["text"], query, context_chars, row["kind"] == "table"), "score": round(float(score), 4)}
                 for segment_id, score in ranked if (row := rows.get(segment_id)) is not None]
 
     def _summary_hits(self, ranked: list[tuple[int, float]], query: str, context_chars: int) -> list[dict]:
@@ -612,17 +612,6 @@ def _paged(rows) -> str:
             parts.append(f"[p. {page}]")
         parts.append(row["text"])
     return "\n".join(parts)
-
-
-def snippet(text: str, query: str, context_chars: int) -> str:
-    """`context_chars` of `text` centred on the first query word found (the start when none is)."""
-    if len(text) <= context_chars:
-        return text
-    lowered = text.lower()
-    positions = [lowered.find(word[:6]) for word in _WORD.findall(query.lower())]
-    hit = min((p for p in positions if p >= 0), default=0)
-    start = max(0, min(hit - context_chars // 3, len(text) - context_chars))
-    return ("…" if start else "") + text[start:start + context_chars] + ("…" if start + context_chars < len(text) else "")
 
 
 def rank_chunks(query: str, summaries: list[dict], passages: list[dict]) -> list[dict]:

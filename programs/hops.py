@@ -32,7 +32,7 @@ documents are not titled by what they are about (filings, reports) no bridge lin
 passages keep their order in front.
 
 It reads English questions (their names, joins and relative clauses), so it lives with the programs, on
-top of the corpus's public search (`Corpus.search_text`, `corpus.tools.snippet`, `corpus.words`).
+top of the corpus's public search (`Corpus.search_text`, `corpus.snippets.snippet`, `corpus.words`).
 """
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ferret.corpus.tools import HYBRID, snippet
+from ferret.corpus.snippets import snippet
+from ferret.corpus.tools import HYBRID
 from ferret.corpus.words import STOPWORDS, sentences, stems, words
 
 BRIDGE_SOURCES = 3  # first-hop documents whose passages name the bridges
@@ -191,7 +192,8 @@ def hop_search(corpus, question: str, top_k: int, bucket: str | None = None, doc
     kept = [hit["node_id"] for hit in first[:min(KEEP_FIRST, (top_k + 1) // 2)]]  # the other half for the hops
     best.update((hit["node_id"], (0.0, {**hit, "via": ""})) for hit in first[:len(kept)])
     ranked = kept + sorted((node for node in fused if node not in kept), key=lambda node: -fused[node])
-    hits = [{**hit, "text": snippet(hit["text"], f"{hit['via']} {question}", context_chars)}
+    hits = [{**hit, "text": snippet(hit["text"], f"{hit['via']} {question}", context_chars,
+                                    hit.get("kind") == "table")}
             for hit in (best[node][1] for node in ranked[:top_k])]
     return Hops(hits, [name for name, *_ in found], named)
 
