@@ -44,7 +44,7 @@ from ferret.corpus.numbers import YEAR, number_spans, stated_figures
 from ferret.corpus.words import first_sentence, stems
 from ferret.optimizers.grounding_check import distractor
 from ferret.optimizers.metrics import SENTENCE_GOLD, answer_correct, gold_items, gold_value, normalize, number_found
-from ferret.programs.arithmetic import ExpressionError, compute, format_result
+from ferret.programs.arithmetic import Computation, ExpressionError, compute, format_result
 from ferret.programs.code_engine import CodeEngine
 from ferret.programs.hops import offered
 from ferret.programs.passage_answer import asks_count
@@ -61,6 +61,7 @@ _RESULT = re.compile(r"^\[(\d+)\] doc_id=(.*?) page=(\d+) section=(.*?) node=\S+
 _FINDING = re.compile(r"^\[(\d+)\] (.*) \((.*) p\. (\d+)\) \"(.*)\"$", re.S)
 _SCALE_WORDS = {1e3: "thousand", 1e6: "million", 1e9: "billion"}
 _SCALE_WORD = re.compile(r"\b(?:thousand|million|billion|trillion|bn|mn)s?\b", re.IGNORECASE)
+_CURRENCY = re.compile(r"[$€£¥]|\b[A-Z]{3}\s?\d")  # "$2.1", "RMB77"
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.IGNORECASE)
 _OPERATOR = re.compile(r"\d\s*[-+*/×÷]\s*[(\d]")  # between two numbers: a derivation that calculates
 
@@ -248,10 +249,14 @@ def _calculated(example: dspy.Example, shown: list[Shown], evidence: list[Shown]
     """The gold as a calculation over printed numbers: its derivation when the dataset gives one and every
     operand is printed in `shown`, else the first two-operand form over the evidence passages' numbers giving it."""
     derivation = str(example.get("derivation") or "").replace("×", "*").replace("÷", "/").strip()
-    if str(example.get("scale") or "").lower() == "percent" and derivation and "100" not in derivation:
-        derivation = f"({derivation}) * 100"  # TAT-QA writes a percentage's ratio, a reader its percentage
     if derivation and _EXPRESSION.match(derivation):
-        operands = [number for _, _, number in number_spans(derivation)]
+        # TAT-QA may write a percentage as its ratio, a reader as the percentage; the numbers a reader's
+        # calculation takes from the page are its operands as the program reads them (no average's count)
+        computed = next((found for form in (derivation, f"({derivation}) * 100")
+                         if _gives_gold(example, found := _computed(form))), None)
+        if computed is None:
+            return None
+        derivation, operands = computed.expression, [operand.value for operand in computed.literals]
         holding = [s.number for s in shown if any(same_number(abs(n), abs(o)) for _, _, n in number_spans(s.text)
                                                  for o in operands)]
         printed = all(any(same_number(abs(n), abs(o)) for s in shown for _, _, n in number_spans(s.text)) for o in operands)
@@ -260,14 +265,21 @@ def _calculated(example: dspy.Example, shown: list[Shown], evidence: list[Shown]
                                if _OPERAND.fullmatch(printed := s.text[start:end].strip("$ "))))[:MAX_OPERANDS]
     for (a, first), (b, second) in itertools.permutations(spans, 2):
         for form in FORMS:
-            expression = form.format(a=a, b=b)
-            try:
-                result = compute(expression).value
-            except ExpressionError:
-                continue
-            if answer_correct(example, dspy.Prediction(status="answer", answer=format_result(result))):
-                return Stated("", list(dict.fromkeys((first, second))), expression)
+            if _gives_gold(example, found := _computed(form.format(a=a, b=b))):
+                return Stated("", list(dict.fromkeys((first, second))), found.expression)
     return None
+
+
+def _computed(expression: str) -> Computation | None:
+    try:
+        return compute(expression)
+    except ExpressionError:
+        return None
+
+
+def _gives_gold(example: dspy.Example, computed: Computation | None) -> bool:
+    return computed is not None and answer_correct(example, dspy.Prediction(status="answer",
+                                                                            answer=format_result(computed.value)))
 
 
 def _as_printed(item: str, text: str) -> str:
@@ -299,12 +311,13 @@ def _verdict(items: list[str]) -> bool:
 
 
 def _with_scale(span: str, scale: float, example: dspy.Example) -> str:
-    """A printed number as a capable reader states it: with the gold's scale word, or "%" for a percentage."""
+    """A printed number as a capable reader states it: with the gold's scale word, or "%" for a percentage; one that
+    prints its own unit as printed ("$2.1 billion" is no percentage, "43%" no millions)."""
     span = span.strip()
-    if YEAR.fullmatch(span):
+    if YEAR.fullmatch(span) or "%" in span:
         return span
-    if str(example.get("scale") or "").lower() == "percent" and "%" not in span:
-        return f"{span}%"
+    if str(example.get("scale") or "").lower() == "percent":
+        return span if _CURRENCY.search(span) or _SCALE_WORD.search(span) else f"{span}%"
     word = _SCALE_WORDS.get(scale)
     return f"{span} {word}" if word and not _SCALE_WORD.search(span) else span
 

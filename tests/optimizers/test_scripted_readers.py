@@ -130,3 +130,29 @@ def test_the_oracle_states_a_count_it_counted_which_no_passage_prints():
         said = oracle_answer(record, [Shown(1, "acme", 3, "", "Sales  120  110  90")])
         assert (said.answer, said.sources, said.calculation) == ("2", [1], "")
         assert oracle_answer(record, [Shown(1, "other", 1, "", "Sales  120  110  90")]) is None  # no evidence shown
+
+
+@pytest.mark.parametrize("derivation, answer, calculation", [
+    ("2,664/909", "2.93", "2,664/909"),  # operands without spaces: no range "664/909", no date
+    ("(2,664-909)/909", "193.07", "((2,664-909)/909) * 100"),  # a percentage written as its ratio
+    ("(2.7%+2.0%+1.0%)/3", "1.9", "(2.7%+2.0%+1.0%)/3"),  # already a percentage; the 3 it divides by is no page's
+])
+def test_the_oracle_states_the_calculation_that_gives_the_gold_over_operands_the_passages_print(
+        derivation, answer, calculation):
+    example = dspy.Example(id="ratio", question="What is the ratio?", answer=answer, derivation=derivation,
+                           scale="percent" if "%" in derivation or "-" in derivation else "",
+                           evidence=[{"doc_id": "imft", "page": 1}])
+    page = "Total assets  $2,664  $3,025\nTotal liabilities  $909  $1,305\nRates  2.7%  2.0%  1.0%"
+    with reading(example) as record:
+        said = oracle_answer(record, [Shown(1, "imft", 1, "", page)])
+        assert (said.calculation, said.sources) == (calculation, [1])
+        assert oracle_answer(record, [Shown(1, "imft", 1, "", "Total assets  $2,664  $3,025")]) is None  # 909 not shown
+
+
+def test_the_wrong_reader_states_a_number_that_prints_its_own_unit_as_printed():
+    example = dspy.Example(id="rate", question="What was the change in the tax rate from 2018 to 2019?", answer="0",
+                           scale="percent", evidence=[{"doc_id": "acme", "page": 1}])
+    with reading(example) as record:
+        assert wrong_answer(record, [Shown(1, "acme", 1, "", "The rate held; tax paid was $2.1 billion.")]).answer \
+            == "$2.1 billion"  # not "$2.1 billion%"
+        assert wrong_answer(record, [Shown(1, "acme", 1, "", "The rate held at 21 in both years.")]).answer == "21%"
