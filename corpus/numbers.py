@@ -237,3 +237,32 @@ def rounds_to(value: float, printed: str) -> bool:
     number, decimals = face_value(printed), re.search(r"\.(\d+)", printed)
     places = len(decimals[1]) if decimals else 0
     return number is not None and round(value, places) == round(abs(number), places)
+
+
+# A year that labels the number after it in parentheses, as a report gives the year before's figure:
+# "exchange gains of RMB77 million (2018: RMB229 million)", "(FY2018: 12%; FY2017: 9%)"
+_LABEL = re.compile(rf"(?:FY\s?)?({YEAR.pattern})\s*:\s*(?:[A-Z]{{0,3}}[$€£¥]?\s?)?$", re.IGNORECASE)
+_RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
+_YEAR_LIST = re.compile(rf"(?:FY\s?)?{YEAR.pattern}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?:FY\s?)?{YEAR.pattern})+",
+                        re.IGNORECASE)
+
+
+def number_years(sentence: str) -> dict[int, str]:
+    """The year each number of a sentence is stated for, by where it starts, where the sentence says so: a year
+    that labels it in parentheses ("RMB77 million (2018: RMB229 million)"), or the years it lists in its numbers'
+    order, "respectively" ("$533 million and $308 million in 2018 and 2017, respectively": the amounts nearest
+    before the list, else after it). A number the sentence says no year of is not in it."""
+    spans = [span for span in number_spans(sentence) if not YEAR.fullmatch(sentence[span[0]:span[1]].strip())]
+    found = {}
+    for start, _, _ in spans:
+        opened = sentence.rfind("(", 0, start)
+        if opened >= 0 and ")" not in sentence[opened:start] and (label := _LABEL.search(sentence, opened + 1, start)):
+            found[start] = label[1]
+    if (said := _RESPECTIVELY.search(sentence)) and (listed := next(_YEAR_LIST.finditer(sentence, 0, said.start()), None)):
+        years = YEAR.findall(listed[0])
+        before = [start for start, _, _ in spans if start < listed.start() and start not in found]
+        after = [start for start, _, _ in spans if listed.end() <= start < said.start() and start not in found]
+        amounts = before[-len(years):] if len(before) >= len(years) else after[:len(years)]
+        if len(amounts) == len(years):
+            found.update(zip(amounts, years))
+    return found

@@ -38,7 +38,7 @@ from functools import partial
 
 from ferret.corpus import words
 from ferret.corpus.words import STOPWORDS, sentences
-from ferret.corpus.numbers import YEAR, YEAR_RANGE, is_change, number_spans, numbers_in, rounds_to, stated_figures
+from ferret.corpus.numbers import YEAR, YEAR_RANGE, is_change, number_spans, number_years, numbers_in, rounds_to, stated_figures
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, names_operation, operations
 from ferret.programs.hops import linked, names, offered, parts, title_name
@@ -527,7 +527,10 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     for sentence in sentences(text, lines=True):
         if stems(sentence) & metric and names_operation(asked.operation, sentence) \
                 and not (year and single and rows and len(set(YEAR.findall(sentence))) > 1):  # a table header's years
+            stated_for = number_years(sentence) if years else {}  # "RMB77 million (2018: RMB229 million)"
             for start, end, number in number_spans(sentence):
+                if start in stated_for and stated_for[start] not in years:
+                    continue  # stated for a year the question does not ask about
                 if (number == value if year else _is(value, sentence[start:end], number, asked.exact)) \
                         and (year or not (_DATE_DAY.search(sentence[:start]) or _DAY_MONTH.match(sentence[end:]))
                              or any(day == value for day, _ in dates_in(sentence) & asked.dates)):  # a day is no
@@ -812,7 +815,8 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
                   item: bool = False) -> Grounding:
     """A text value: the words the answer adds to the question, printed together on a cited page about
     what the question names (`_subject_pages`), in the sentence of that page that names most of what the question,
-    or a bridge to it, names (with the page's title: "Maximum Overdrive" names the film a bridge reached);
+    or a bridge to it, names (with the page's title: "Maximum Overdrive" names the film a bridge reached; a bridge
+    the answer names does not name what the question asks: the hops' "Part II" leads to no answer "Part II");
     not a company's legal form, nor a fuller name of what the question
     names, of all its words or two of them ("Audrey Mae Sheppard Williams" for "Who was Audrey Williams
     pregnant with?", "Direct Action Committee" for a question about "Act of War; Direct Action"); of the type
@@ -820,7 +824,7 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
     asked = stems(question)
     tokens = _TOKEN.findall(_YES_NO_START.sub("", answer))
     new = [i for i, token in enumerate(tokens) if stems(token) - asked and token.strip(".,").lower() not in _LEGAL_FORMS]
-    asked = asked | stems(" ".join(bridges))
+    asked = asked | stems(" ".join(bridge for bridge in bridges if not stems(bridge) & stems(answer) - asked))
     if (options := offered(question)) and not any(stems(option) & stems(answer) for option in options):
         return Grounding(UNSUPPORTED, f"the question offers {options[0]!r} or {options[1]!r}, the answer is neither")
     if not new:

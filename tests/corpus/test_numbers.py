@@ -1,7 +1,7 @@
 """corpus.numbers: cell, answer and running-text numbers."""
 import pytest
 
-from ferret.corpus.numbers import detect_scale, face_value, is_change, numbers_in, parse_number, parse_value, stated_figures
+from ferret.corpus.numbers import detect_scale, face_value, is_change, number_years, numbers_in, parse_number, parse_value, stated_figures
 from ferret.programs.verify import verify_pages
 
 
@@ -142,3 +142,20 @@ def test_a_number_is_read_after_its_currency_code_or_prefixed_symbol_glued_or_a_
     assert numbers_in(f"The Group reported exchange gains of {text} in 2019.") == [number, 2019.0]
     assert (parse_value(text).number, parse_value(text).unit) == (number, unit)
     assert numbers_in("FY2019 and MUSD 5") == [5.0]  # a code inside a word is none
+
+
+@pytest.mark.parametrize("sentence, years", [
+    ("The Group reported exchange gains of RMB77 million (2018: RMB229 million).", {"RMB229 million": "2018"}),
+    ("Deposits of £3.5 million (2017: £2.1 million; FY2016: £1.0 million) were held.",
+     {"£2.1 million": "2017", "£1.0 million": "2016"}),
+    ("It was $610 million in 2019, compared to $533 million and $308 million in 2018 and 2017, respectively.",
+     {"$533 million": "2018", "$308 million": "2017"}),  # the amounts nearest before the years it lists
+    ("In 2019 and 2018, revenue was $5.2 million and $4.1 million, respectively.",
+     {"$5.2 million": "2019", "$4.1 million": "2018"}),  # else the amounts after them
+    ("Revenue rose to $5.2 million in 2019 from $4.1 million.", {}),  # no label, no "respectively": no year said
+    ("Sales were $5.2 million and $4.1 million in 2019, 2018 and 2017, respectively.", {}),  # three years, two amounts
+])
+def test_a_sentence_says_the_year_of_a_number_in_a_label_or_a_respectively_list(sentence, years):
+    assert {sentence[start:start + len(printed)]: year for start, year in number_years(sentence).items()
+            for printed in years if sentence.startswith(printed, start)} == years
+    assert len(number_years(sentence)) == len(years)

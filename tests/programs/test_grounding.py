@@ -205,6 +205,21 @@ class _Passage:
         return []
 
 
+def test_a_number_a_sentence_states_for_another_year_than_the_question_asks_does_not_ground_there():
+    passage = _Passage("Foreign exchange\nThe Group reported exchange gains of approximately RMB77 million "
+                       "(2018: RMB229 million) within finance costs for the year ended 31 December 2019. Free cash flow "
+                       "was $610 million in 2019, compared to $533 million and $308 million in 2018 and 2017, respectively.")
+    page = [("Foreign exchange", 1)]
+    gains = "How much exchange gains did the Group report for the year ended 31 December 2019?"
+    assert ground(gains, "RMB77 million", None, page, passage).level == GROUNDED
+    assert ground(gains, "RMB229 million", None, page, passage).level == ON_PAGE  # the year before's, as labelled
+    assert ground(gains.replace("2019", "2018"), "RMB229 million", None, page, passage).level == GROUNDED
+    cash = "What was the free cash flow in 2018?"
+    assert ground(cash, "$533 million", None, page, passage).level == GROUNDED
+    assert ground(cash, "$308 million", None, page, passage).level == ON_PAGE  # 2017's, respectively
+    assert ground("What was the free cash flow?", "$308 million", None, page, passage).level == GROUNDED  # no year asked
+
+
 def test_a_name_grounds_in_the_sentence_that_names_the_question_not_as_a_fuller_name_of_its_subject():
     passage = _Passage("Audrey Williams\nAudrey Mae Sheppard Williams was an American singer. She was pregnant with "
                        "her son Randall Hank Williams during the recording of Dear Brother. Her first husband was Erskine Guy.")
@@ -308,6 +323,17 @@ def test_a_bridge_ties_the_page_it_titles_and_one_word_ties_a_title_it_starts():
     assert ground(question, "ABC", None, cited, pages, bridges=["Television", "DuMont Television Network"]).level == ON_PAGE
     assert ground(question, "UPN", None, cited, pages, bridges=["Charmed"]).level == GROUNDED
     assert ground(question, "UPN", None, cited[1:], pages).level == ON_PAGE  # nothing ties Charmed to Drew Fuller
+
+
+def test_a_bridge_the_answer_names_does_not_lead_to_it():
+    """The hops read the passages of a name the first ones print ("Part II"): that name is no bridge to an answer
+    that is itself ("Part II" for "What do capital leases reflect?")."""
+    passage = _Passage("Contractual obligations\nCapital leases reflect building and office equipment lease "
+                       "obligations. Capital lease obligations are set out in Part II, Item 8.")
+    question, page = "What do capital leases reflect?", [("Contractual obligations", 1)]
+    assert ground(question, "building and office equipment lease obligations", None, page, passage,
+                  bridges=["Part II"]).level == GROUNDED
+    assert ground(question, "Part II", None, page, passage, bridges=["Part II"]).level == ON_PAGE
 
 
 def test_a_name_grounds_where_it_is_printed_whole_or_followed_by_the_questions_own_words():
