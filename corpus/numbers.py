@@ -42,7 +42,7 @@ _IN_TEXT = re.compile(
     rf"(?<![\w.,/−-])(?P<open>\()?(?P<sign>[-−])?(?P<cur>{_CURRENCY})?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?P<close>\))?"
     r"(?:\s?(?P<pct>%|percent\b)|(?P<glued>[kKmMbB]\b|bn\b|mn\b)|\s(?P<word>thousand|million|billion|trillion)s?\b)?"
-    r"(?![\w/]|[-−]\d|\.\d)",
+    r"(?![\w/]|[-−](?:\d|[A-Z]\b)|\.\d)",  # not a form's or a model's name: "10-K", "8-K", "20-F"
 )
 # A reference mark: one or two digits in parentheses after a word or a "%", glued or one space apart
 # ("Cost of sales (1)", "shipment(1)", "EBIT / Sales %(1)"), or opening a line of words ("(1) Represents

@@ -94,6 +94,8 @@ def test_numbers_in_running_text():
 
 def test_numbers_in_skips_dates_and_identifiers():
     assert numbers_in("On 12/31/2022 and 2023-04-01, COVID-19 in Q4 under Item 1A") == []
+    assert numbers_in("our 2022 Form 10-K, an 8-K and a 20-F") == [2022]  # a form's name, not the number 10
+    assert numbers_in("a 3-year term") == [3]  # a number's own word
     assert numbers_in("Adjusted EPS of $2.35 increasing by 10.3%*") == pytest.approx([2.35, 10.3])
 
 
