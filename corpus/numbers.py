@@ -241,7 +241,7 @@ def rounds_to(value: float, printed: str) -> bool:
 
 # A year that labels the number after it in parentheses, as a report gives the year before's figure:
 # "exchange gains of RMB77 million (2018: RMB229 million)", "(FY2018: 12%; FY2017: 9%)"
-_LABEL = re.compile(rf"(?:FY\s?)?({YEAR.pattern})\s*:\s*(?:[A-Z]{{0,3}}[$€£¥]?\s?)?$", re.IGNORECASE)
+_LABEL = re.compile(rf"(?:(?i:FY)\s?)?({YEAR.pattern})\s*:\s*(?:[A-Z]{{0,3}}[$€£¥]?\s?)?$")  # its currency
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 _YEAR_LIST = re.compile(rf"(?:FY\s?)?{YEAR.pattern}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?:FY\s?)?{YEAR.pattern})+",
                         re.IGNORECASE)

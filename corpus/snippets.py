@@ -1,10 +1,11 @@
 """What a search shows of a long passage: the `context_chars` of it that hold most of the query's words.
 
 A passage is cut at its sentences and lines (`corpus.words.sentences`), and the shown run of them is the one
-that holds the most distinct words of the query (content words and numbers, `corpus.words.stems`), the
-earliest of equal runs; a passage that holds none is shown from its start. A table's title and header lines
-(the lines above its first row, `corpus.tables.find_tables`) are shown above the run of its rows, so that
-every value shown keeps its column's name. This is what a search engine's highlighter does (the best
+that holds the most distinct words of the query (content words and numbers, `corpus.words.stems`); of equal
+runs, the one whose first sentence holds most, then the earliest; a passage that holds none is shown from its
+start. A table's title and header lines (the lines above its first row, `corpus.tables.find_tables`) are shown
+above the run of its rows, so that every value shown keeps its column's name, unless they take half the
+characters or more. This is what a search engine's highlighter does (the best
 fragment by query terms), with no weight: the earlier rule (the window around the first query word found,
 a function word's as much as a name's) showed most passages from their start whatever they were found for.
 """
