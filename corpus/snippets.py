@@ -22,6 +22,8 @@ def snippet(text: str, query: str, context_chars: int, table: bool = False) -> s
     lines that holds most of the query's words, with "…" where text is left out; a `table` keeps its head."""
     if len(text) <= context_chars:
         return text
+    if context_chars <= 0:  # a search for its ranking alone (a retrieval eval, a settings compile)
+        return ""
     head = _head(text) if table else ""
     if len(head) >= context_chars // 2:
         head = ""

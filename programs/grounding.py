@@ -824,7 +824,8 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
     asked = stems(question)
     tokens = _TOKEN.findall(_YES_NO_START.sub("", answer))
     new = [i for i, token in enumerate(tokens) if stems(token) - asked and token.strip(".,").lower() not in _LEGAL_FORMS]
-    asked = asked | stems(" ".join(bridge for bridge in bridges if not stems(bridge) & stems(answer) - asked))
+    answered = stems(answer) - asked
+    asked = asked | stems(" ".join(bridge for bridge in bridges if not stems(bridge) & answered))
     if (options := offered(question)) and not any(stems(option) & stems(answer) for option in options):
         return Grounding(UNSUPPORTED, f"the question offers {options[0]!r} or {options[1]!r}, the answer is neither")
     if not new:
