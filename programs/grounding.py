@@ -505,9 +505,11 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     cells = [] if year else [(*_oriented(*_grouped(row, _row_label(row, captioned, asked.generic), header, asked)),
                               printed, number) for row in rows for header, printed, number in row["cells"]]
     # "International", when the question names it; not a calculation's own column ("Change %"): its operands sit in others
-    # and not a share's column ("% of total revenue" names revenue as what it divides by), unless a share is asked
+    # and not a share's column ("% of total revenue" names revenue as what it divides by), unless a share is asked;
+    # nor a column of another year ("For the year ended 31 December 2018" does not make "December" tell columns apart)
     distinct = _distinct_headers([header for _, header, _, _ in cells if (asked.operation or not operations(header) - {"percentage"})
-                                  and (asked.share or not PERCENT_HEADER.search(header))]) & words
+                                  and (asked.share or not PERCENT_HEADER.search(header))
+                                  and _years_fit(header, years)]) & words
     scores = [_cell_score(label, header, words, years, asked.generic) for label, header, _, _ in cells]
     top = max(scores, default=None)
     same = [(cell, score) for cell, score in zip(cells, scores) if cell[3] is not None and _is(value, cell[2], cell[3], asked.exact)]

@@ -606,6 +606,21 @@ def test_a_calculations_operands_ground_in_their_years_columns_beside_the_column
     assert ground(asked, "25", [500.0, 400.0], [("d", 1)], _Table("Sales", sales), "(500 - 400) / 400 * 100").level == ON_PAGE
 
 
+def test_a_column_of_another_year_does_not_make_its_words_tell_the_questions_columns_apart():
+    """"December" is printed only over the 2018 column: the 2019 column is still the one of "31 December 2019"."""
+    question = "How much was the direct energy consumption (MWh) for the year ended 31 December 2019?"
+    rows = {"Direct energy consumption (MWh)": {"Indicators 2019": "19,144.17",
+                                                "For the year ended 31 December 2018": "12,852.04"}}
+    table = _Table("Use of resources", rows)
+    assert ground(question, "19,144.17", None, [("d", 1)], table).level == GROUNDED
+    assert ground(question, "12,852.04", None, [("d", 1)], table).level == ON_PAGE
+    two = {"Working capital adjustment": {"Estimated at June 30, 2019": "38", "Adjustments": "20",
+                                          "Final as of December 31, 2019": "18"}}  # columns of one year: the month tells them apart
+    asked = "What was the working capital adjustment at June 30, 2019?"
+    assert ground(asked, "38", None, [("d", 1)], _Table("Note 3", two)).level == GROUNDED
+    assert ground(asked, "18", None, [("d", 1)], _Table("Note 3", two)).level == ON_PAGE
+
+
 def test_expenses_are_no_capital_expenditure_but_capital_expenditures_are_purchases_of_property_and_equipment():
     question = "What was the accrued expenses in 2019?"
     assert not question_stems(question) & {"capex", "prope", "equip"}
