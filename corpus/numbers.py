@@ -23,6 +23,7 @@ _SCALE_WORDS = {"thousand": 1e3, "thousands": 1e3, "k": 1e3,
                 "million": 1e6, "millions": 1e6, "mn": 1e6, "mm": 1e6, "m": 1e6,
                 "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9,
                 "trillion": 1e12, "trillions": 1e12, "tn": 1e12}
+SCALE_NAMES = {1e3: "thousand", 1e6: "million", 1e9: "billion", 1e12: "trillion"}  # how an answer states a scale
 # Single letters are scale words only when glued to the number ("3.5k", "$1.5m"): "1.134 m" is metres.
 _GLUED_ONLY = {"k", "m", "b"}
 _NIL = re.compile(r"[—–-]+\s*%?|n/?a|nm|none|nil", re.IGNORECASE)

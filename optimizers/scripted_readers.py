@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import dspy
 
-from ferret.corpus.numbers import YEAR, number_spans, parse_value, stated_figures
+from ferret.corpus.numbers import SCALE_NAMES, YEAR, number_spans, parse_value, stated_figures
 from ferret.corpus.words import first_sentence, stems
 from ferret.optimizers.grounding_check import distractor
 from ferret.optimizers.metrics import SENTENCE_GOLD, answer_correct, gold_items, gold_value, normalize, number_found
@@ -59,7 +59,6 @@ _EXPRESSION = re.compile(r"^[-+*/()0-9.,%$ ]{1,100}$")
 _PASSAGE = re.compile(r"^\[(\d+)\] (?:(.*) )?page (\d+) \((.*?)\): (.*)$", re.S)
 _RESULT = re.compile(r"^\[(\d+)\] doc_id=(.*?) page=(\d+) section=(.*?) node=\S+\n(.*)", re.S)
 _FINDING = re.compile(r"^\[(\d+)\] (.*) \((.*) p\. (\d+)\) \"(.*)\"$", re.S)
-_SCALE_WORDS = {1e3: "thousand", 1e6: "million", 1e9: "billion"}
 _SCALE_WORD = re.compile(r"\b(?:thousand|million|billion|trillion|bn|mn)s?\b", re.IGNORECASE)
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.IGNORECASE)
 _OPERATOR = re.compile(r"\d\s*[-+*/×÷]\s*[(\d]")  # between two numbers: a derivation that calculates
@@ -317,7 +316,7 @@ def _with_scale(span: str, scale: float, example: dspy.Example) -> str:
         return span
     if str(example.get("scale") or "").lower() == "percent":
         return span if parse_value(span).unit or _SCALE_WORD.search(span) else f"{span}%"
-    word = _SCALE_WORDS.get(scale)
+    word = SCALE_NAMES.get(scale)
     return f"{span} {word}" if word and not _SCALE_WORD.search(span) else span
 
 

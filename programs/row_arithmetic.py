@@ -41,13 +41,16 @@ threshold ("less than 100 million"), nor the year of an operation's extreme; amo
 negative are compared by size. On TAT-QA's 1,668 questions, 63 ask "which year" and 31 of them are
 answered so, all 31 right.
 The rung's reach and precision on every split are in docs/transfer.md (`ferret eval --grounding`).
+An amount read or computed (not a percentage change, a share or a year) carries the scale its table counts it
+in, the one the rows' stored values are printed at (`rows_scale`: "(In millions)"), which the table rung
+states with it ("500 million").
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from ferret.corpus.numbers import YEAR, YEAR_RANGE, parse_number
+from ferret.corpus.numbers import YEAR, YEAR_RANGE, parse_number, parse_value
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, operations
 from ferret.programs.grounding import QUARTER, YEAR_AVERAGE, asks_reason, question_stems, stems
@@ -72,6 +75,7 @@ class RowCalculation:
     hits: list[dict]  # the row(s), each as a passage that names its columns (`row_passage`)
     answer: str = ""  # a lookup's cells as printed, in the question's order ("73,260 and 57,768")
     cell: bool = False  # one year's cell read as printed: a filing's own statements come first (`table_rung`)
+    scale: float = 1.0  # what an amount read or computed is counted in: its table's "(in millions)" (`rows_scale`)
 
 
 def named_rows(corpus, question: str, bucket: str | None = None, doc_id: str | None = None) -> list[dict]:
@@ -117,7 +121,8 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
         if QUARTER.search(question) or _PART.search(asked):  # a quarter's or a part's: no cell of the year's column
             return None
         cell = _year_cell(rows, years[0], question_stems(question), amounts=True)
-        return None if cell is None else RowCalculation("", [row_passage(row) for row in rows], cell[1], cell=True)
+        return None if cell is None else RowCalculation("", [row_passage(row) for row in rows], cell[1], cell=True,
+                                                        scale=rows_scale(rows, cell[1]))
     if len(years) == 1:  # "the 2019 average X": of the year's cell and the year's before
         if ops != {"average"} or not YEAR_AVERAGE.search(question):
             return None
@@ -125,7 +130,8 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
     if not ops and _RESPECTIVELY.search(asked) and not YEAR_RANGE.search(question):  # "X in 2019 and 2018 respectively"
         cells = [_year_cell(rows, year, question_stems(question), share, amounts=not share) for year in years]
         return None if None in cells else RowCalculation("", [row_passage(row) for row in rows],
-                                                         " and ".join(printed for _, printed in cells))
+                                                         " and ".join(printed for _, printed in cells),
+                                                         scale=min(rows_scale(rows, printed) for _, printed in cells))
     if not ops & {"change", "average"} or "average" in ops and (span := YEAR_RANGE.search(question)) \
             and int(span.group(2)) - int(span.group(1)) > 1:
         return None
@@ -143,7 +149,8 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
         expression = f"{plain_number(before)} - {plain_number(after)}" if fell else f"{plain_number(after)} - {plain_number(before)}"
     else:
         expression = f"({plain_number(after)} + {plain_number(before)}) / 2"
-    return RowCalculation(expression, [row_passage(row) for row in rows])
+    scale = 1.0 if percentage else min(rows_scale(rows, printed) for printed in (printed_before, printed_after))
+    return RowCalculation(expression, [row_passage(row) for row in rows], scale=scale)
 
 
 def _extreme_year(rows: list[dict], question: str, asked: str, years: list[str]) -> RowCalculation | None:
@@ -163,6 +170,17 @@ def _extreme_year(rows: list[dict], question: str, asked: str, years: list[str])
     if len(values) < 2 or list(values.values()).count(best := (max if most else min)(values.values())) > 1:
         return None
     return RowCalculation("", [row_passage(row) for row in rows], next(year for year, value in values.items() if value == best))
+
+
+def rows_scale(rows: list[dict], printed: str) -> float:
+    """The scale an amount `printed` in `rows` is counted in: the one their stored values are printed at (a
+    table's "(In millions)": 2,780 stored as 2.78e9), or 1.0 when they disagree, print none, or `printed` is
+    a percentage (a percent column is never scaled) or says its own scale ("$1.2 billion")."""
+    if "%" in printed or parse_value(printed).scale != 1:
+        return 1.0
+    scales = {round(abs(row["value"] / number)) for row in rows
+              if row.get("value") and (number := parse_number(row.get("value_text") or "")) and "%" not in row["value_text"]}
+    return scales.pop() if len(scales) == 1 else 1.0
 
 
 def _printed_years(rows: list[dict]) -> list[str]:

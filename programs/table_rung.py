@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ferret.corpus.numbers import SCALE_NAMES
 from ferret.programs.passage_answer import PassageAnswer, answer_from_passages, computed_answer
 from ferret.programs.row_arithmetic import RowCalculation, row_calculation
 from ferret.programs.statement_metric import statement_calculation, statement_verdict, verdict_answer
@@ -41,5 +42,9 @@ def table_read(corpus, question: str, bucket: str | None = None, doc_id: str | N
 
 
 def _row_read(question: str, calculation: RowCalculation) -> TableRead:
+    """The row's read, an amount stated with the scale its table counts it in ("$(2,780) million", not "$(2,780)"
+    from a table "(Dollars in millions)")."""
     read = answer_from_passages(question, calculation.hits, calculation.expression, calculation.answer, [1], repair=False)
+    if (scale := SCALE_NAMES.get(calculation.scale)) and read.answer and not read.problem:
+        read.answer = " and ".join(f"{part} {scale}" for part in read.answer.split(" and "))
     return TableRead(calculation.hits, read, calculation.expression or calculation.answer, "the question's row")

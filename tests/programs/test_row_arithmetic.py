@@ -187,3 +187,54 @@ def test_a_change_that_names_no_year_needs_a_row_of_exactly_two_years():
     rows = _Rows({"Total emissions": {"2019 Tonnes": "4,785.7", "2018 Tonnes": "5,087.6", "2017 Tonnes": "5,210.0"}})
     assert row_calculation(rows, "What was the change in total emissions?") is None  # which two of three?
     assert row_calculation(rows, "What was the total emissions?") is None  # no operation
+
+
+MILLIONS = """# Annual Report 2023
+
+## Segment Results
+
+Segment  2023  2022
+(In millions)
+Consumer  1,250  1,100
+Total revenue  3,650  3,150
+Gross margin %  41%  39%
+"""
+
+
+@pytest.fixture(scope="module")
+def millions_corpus(tmp_path_factory):
+    from ferret.corpus.ingest import ingest
+    from ferret.corpus.tools import Corpus
+
+    root = tmp_path_factory.mktemp("millions")
+    (root / "report.md").write_text(MILLIONS)
+    ingest([root / "report.md"], root / "index")
+    return Corpus(root / "index")
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("What was total revenue in 2023?", "3,650 million"),  # the table counts it in millions
+    ("What was total revenue in 2023 and 2022 respectively?", "3,650 million and 3,150 million"),
+    ("What was the change in total revenue from 2022 to 2023?", "500 million"),  # an amount's change is an amount
+    ("What is the 2023 average total revenue?", "3,400 million"),
+    ("What was the percentage change in total revenue from 2022 to 2023?", "15.873"),  # a ratio has no scale
+    ("What was the gross margin % in 2023?", "41%"),  # nor has a percent column
+    ("In which year was total revenue larger?", "2023"),
+])
+def test_the_table_rung_states_an_amount_in_the_scale_its_table_counts_it_in(millions_corpus, question, answer):
+    lm, _ = scripted_lm()
+    with answering(lm):
+        result = IterativeRetriever(millions_corpus)(question=question, doc_id="report")
+    assert (result.status, result.answered_by, result.answer) == ("answer", "table", answer)
+    assert result.grounding == "grounded"
+
+
+def test_rows_whose_stored_values_disagree_on_their_scale_give_none():
+    from ferret.programs.row_arithmetic import rows_scale
+
+    def row(value, text):
+        return {"value": value, "value_text": text}
+    assert rows_scale([row(2.78e9, "$(2,780)")], "(2,397)") == 1e6
+    assert rows_scale([row(2.78e9, "$(2,780)"), row(5.0, "5")], "(2,397)") == 1.0  # two scales: none stated
+    assert rows_scale([row(2.78e9, "$(2,780)")], "12%") == 1.0  # a percentage is never scaled
+    assert rows_scale([row(2.78e9, "$(2,780)")], "$1.2 billion") == 1.0  # it says its own
