@@ -7,6 +7,14 @@ def test_stems_cut_words_to_five_letters_without_function_words_numbers_or_perio
     assert stems("ACME's days' sales") == {"acme", "days", "sales"}  # a possessive's apostrophe cut
 
 
+def test_two_capitals_are_a_name_but_two_letters_of_a_sentence_and_a_fiscal_years_letters_are_not():
+    assert stems("What is the revenue from UK in 2019?") == {"reven", "uk"}
+    assert stems("The US's share; let us see") == {"us", "share", "let", "see"}  # "us" only as "US"
+    assert stems("FY 2022 sales, IN THE US") == {"sales", "us"}  # a fiscal year's letters, a heading's function words
+    assert stems("Part II, Item 8") == {"part", "item"}  # a roman numeral
+    assert stems("UK and EU", loose=True) == set()  # pages written apart compare words of three letters
+
+
 def test_row_words_and_months_are_words_only_when_asked():
     assert stems("Other income less taxes") == {"incom", "taxes"}
     assert stems("Other income less taxes", rows=True) == {"other", "incom", "less", "taxes"}

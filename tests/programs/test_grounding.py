@@ -621,6 +621,14 @@ def test_a_column_of_another_year_does_not_make_its_words_tell_the_questions_col
     assert ground(asked, "18", None, [("d", 1)], _Table("Note 3", two)).level == ON_PAGE
 
 
+def test_a_row_labelled_by_two_capitals_is_the_row_of_the_country_the_question_names():
+    rows = {"UK": {"2019 $M": "83.2", "2018 $M": "73.5"}, "USA": {"2019 $M": "222.2", "2018 $M": "199.0"}}
+    table = _Table("Revenue from external customers by country", rows)
+    question = "What is the Revenue from UK in 2019?"
+    assert ground(question, "83.2", None, [("d", 1)], table).level == GROUNDED
+    assert ground(question, "222.2", None, [("d", 1)], table).level == ON_PAGE
+
+
 def test_expenses_are_no_capital_expenditure_but_capital_expenditures_are_purchases_of_property_and_equipment():
     question = "What was the accrued expenses in 2019?"
     assert not question_stems(question) & {"capex", "prope", "equip"}
