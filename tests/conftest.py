@@ -107,6 +107,21 @@ def long_report(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def document_corpus(tmp_path_factory):
+    """A maker of one-document corpora: `document_corpus("acme.md", text)` ingests `text` as that file into
+    an index of its own and opens it."""
+    from ferret.corpus.ingest import ingest
+    from ferret.corpus.tools import Corpus
+
+    def make(name: str, text: str):
+        root = tmp_path_factory.mktemp(name.split(".")[0])
+        (root / name).write_text(text)
+        ingest([root / name], root / "index")
+        return Corpus(root / "index")
+    return make
+
+
+@pytest.fixture(scope="session")
 def small_corpus(tmp_path_factory):
     """A report with a table, notes and a cross-reference, and two receipts with line items."""
     from ferret.corpus.ingest import ingest

@@ -202,14 +202,8 @@ Gross margin %  41%  39%
 
 
 @pytest.fixture(scope="module")
-def millions_corpus(tmp_path_factory):
-    from ferret.corpus.ingest import ingest
-    from ferret.corpus.tools import Corpus
-
-    root = tmp_path_factory.mktemp("millions")
-    (root / "report.md").write_text(MILLIONS)
-    ingest([root / "report.md"], root / "index")
-    return Corpus(root / "index")
+def millions_corpus(document_corpus):
+    return document_corpus("report.md", MILLIONS)
 
 
 @pytest.mark.parametrize("question, answer", [

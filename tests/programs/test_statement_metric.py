@@ -153,14 +153,8 @@ Total current liabilities  2,500  2,000
 
 
 @pytest.fixture(scope="module")
-def filing(tmp_path_factory):
-    from ferret.corpus.ingest import ingest
-    from ferret.corpus.tools import Corpus
-
-    root = tmp_path_factory.mktemp("filing")
-    (root / "acme.md").write_text(STATEMENTS)
-    ingest([root / "acme.md"], root / "index")
-    return Corpus(root / "index")
+def filing(document_corpus):
+    return document_corpus("acme.md", STATEMENTS)
 
 
 def test_the_iterative_program_answers_the_filings_metric_in_code_with_no_lm_call(filing):
