@@ -36,7 +36,7 @@ ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 _FUNCTION_WORDS = {"the", "and", "for", "are", "was", "were", "does", "did", "has", "have", "had", "can", "could",
                    "will", "would", "should", "shall", "may", "might", "with", "from", "that", "this", "its", "than"}
-_ASKS_THE_YEAR = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
+WHICH_YEAR = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)  # "in what year", "which year had"
 _HOW_MANY = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
 _YES_NO = re.compile(r"(?:^|[.?!]\s+)(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|"
                      r"shall|may|might)\b(?:(?!\bor\b)[^?!])*\?", re.IGNORECASE)
@@ -85,7 +85,7 @@ def stated_year(question: str, answer: str) -> str:
     says more than the year ("How to Eat is a 1998 book of English cuisine ..." → "1998"); "" when the
     question asks no year, or the answer states none or several."""
     years = set(YEAR.findall(answer)) - set(YEAR.findall(question))
-    if not _ASKS_THE_YEAR.search(question) or len(years) != 1 or answer.strip(" .") in years:
+    if not WHICH_YEAR.search(question) or len(years) != 1 or answer.strip(" .") in years:
         return ""
     return years.pop()
 

@@ -54,6 +54,7 @@ from ferret.corpus.numbers import YEAR, YEAR_RANGE, parse_number, parse_value
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, operations
 from ferret.programs.grounding import QUARTER, YEAR_AVERAGE, asks_reason, question_stems, stems
+from ferret.programs.passage_answer import WHICH_YEAR
 from ferret.programs.structured import grounded
 
 LABEL_CANDIDATES = 20  # labels looked at for the question's rows
@@ -62,7 +63,6 @@ _PERCENTS = re.compile(r"\bpercents\b", re.IGNORECASE)  # "in units of percents"
 _FELL = re.compile(r"\b(?:decrease[sd]?|decline[sd]?|fell|drop(?:ped)?)\b", re.IGNORECASE)
 _ROSE = re.compile(r"\bincrease", re.IGNORECASE)
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
-_WHICH_YEAR = re.compile(r"\b(?:which|what)\s+year\b", re.IGNORECASE)
 _MOST = re.compile(r"\b(?:(?:larg|high|great|bigg)(?:er|est)|more|most)\b", re.IGNORECASE)
 _LEAST = re.compile(r"\b(?:(?:low|small|few)(?:er|est)|less|least)\b", re.IGNORECASE)
 _PART = re.compile(r"\b(?:share|portion|fraction)\s+of\b", re.IGNORECASE)  # "what share of revenue": a ratio, no cell
@@ -96,7 +96,7 @@ def row_passage(row: dict) -> dict:
 def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: str | None = None) -> RowCalculation | None:
     """The question's calculation over one table row of `corpus` (module rules), or None."""
     years = list(dict.fromkeys(YEAR.findall(question)))
-    which_year = bool(_WHICH_YEAR.search(question))
+    which_year = bool(WHICH_YEAR.search(question))
     if len(years) > 2 and not which_year or _DEFINED.search(question) or asks_reason(question):
         return None
     named = named_rows(corpus, question, bucket, doc_id)
