@@ -243,7 +243,7 @@ def rounds_to(value: float, printed: str) -> bool:
 # A year that labels the number after it in parentheses, as a report gives the year before's figure:
 # "exchange gains of RMB77 million (2018: RMB229 million)", "(FY2018: 12%; FY2017: 9%)"
 _LABEL = re.compile(rf"(?:(?i:FY)\s?)?({YEAR.pattern})\s*:\s*(?:[A-Z]{{0,3}}[$€£¥]?\s?)?$")  # its currency
-_RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
+RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 _YEAR_LIST = re.compile(rf"(?:FY\s?)?{YEAR.pattern}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?:FY\s?)?{YEAR.pattern})+",
                         re.IGNORECASE)
 
@@ -259,7 +259,7 @@ def number_years(sentence: str) -> dict[int, str]:
         opened = sentence.rfind("(", 0, start)
         if opened >= 0 and ")" not in sentence[opened:start] and (label := _LABEL.search(sentence, opened + 1, start)):
             found[start] = label[1]
-    if (said := _RESPECTIVELY.search(sentence)) and (listed := next(_YEAR_LIST.finditer(sentence, 0, said.start()), None)):
+    if (said := RESPECTIVELY.search(sentence)) and (listed := next(_YEAR_LIST.finditer(sentence, 0, said.start()), None)):
         years = YEAR.findall(listed[0])
         before = [start for start, _, _ in spans if start < listed.start() and start not in found]
         after = [start for start, _, _ in spans if listed.end() <= start < said.start() and start not in found]

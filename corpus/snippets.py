@@ -32,8 +32,8 @@ def snippet(text: str, query: str, context_chars: int, table: bool = False) -> s
     start = _best_start(body, stems(query, numbers=True), budget)
     start = max(0, min(start, len(body) - budget))
     shown = body[start:start + budget]
-    return (head + (GAP + "\n" if head and start else "") + (GAP if start and not head else "") + shown
-            + (GAP if start + budget < len(body) else ""))
+    cut = (GAP + ("\n" if head else "")) if start else ""
+    return head + cut + shown + (GAP if start + budget < len(body) else "")
 
 
 def _head(text: str) -> str:

@@ -50,7 +50,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ferret.corpus.numbers import YEAR, YEAR_RANGE, parse_number, parse_value
+from ferret.corpus.numbers import RESPECTIVELY, YEAR, YEAR_RANGE, parse_number, parse_value
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, operations
 from ferret.programs.grounding import QUARTER, YEAR_AVERAGE, asks_reason, question_stems, stems
@@ -62,7 +62,6 @@ _DEFINED = re.compile(r"\b(?:defined as|calculated as|formula)\b|=", re.IGNORECA
 _PERCENTS = re.compile(r"\bpercents\b", re.IGNORECASE)  # "in units of percents"
 _FELL = re.compile(r"\b(?:decrease[sd]?|decline[sd]?|fell|drop(?:ped)?)\b", re.IGNORECASE)
 _ROSE = re.compile(r"\bincrease", re.IGNORECASE)
-_RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 _MOST = re.compile(r"\b(?:(?:larg|high|great|bigg)(?:er|est)|more|most)\b", re.IGNORECASE)
 _LEAST = re.compile(r"\b(?:(?:low|small|few)(?:er|est)|less|least)\b", re.IGNORECASE)
 _PART = re.compile(r"\b(?:share|portion|fraction)\s+of\b", re.IGNORECASE)  # "what share of revenue": a ratio, no cell
@@ -127,7 +126,7 @@ def row_calculation(corpus, question: str, bucket: str | None = None, doc_id: st
         if ops != {"average"} or not YEAR_AVERAGE.search(question):
             return None
         years.append(str(int(years[0]) - 1))
-    if not ops and _RESPECTIVELY.search(asked) and not YEAR_RANGE.search(question):  # "X in 2019 and 2018 respectively"
+    if not ops and RESPECTIVELY.search(asked) and not YEAR_RANGE.search(question):  # "X in 2019 and 2018 respectively"
         cells = [_year_cell(rows, year, question_stems(question), share, amounts=not share) for year in years]
         return None if None in cells else RowCalculation("", [row_passage(row) for row in rows],
                                                          " and ".join(printed for _, printed in cells),
