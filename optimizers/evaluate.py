@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import itertools
 import json
 import tempfile
 import time
@@ -105,7 +106,7 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
              judge_lm: str | None = None, progress: bool = False, track: bool = True,
              ray: str | None = None, workers: int | None = None, accept: str = "grounded",
              repairs: bool | None = None, on_row: Callable[[dict], None] | None = None,
-             long_text: bool | None = None, reader: str | None = None) -> dict:
+             long_text: bool | None = None, reader: str | None = None, seeds: int = 1) -> dict:
     """Evaluate `program` on the dataset's `split_name` questions; returns the summary (with the MLflow
     run id when tracked). `accept`: the lowest grounding the program states an answer with; `repairs`:
     the small-model repairs (`programs.repairs`; None: on for the embedded models); `long_text`: the
@@ -114,7 +115,8 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
     already there). `ray`: answer the questions on `workers` Ray workers, of a local Ray started on
     this machine ("local") or of the cluster at that address (optimizers/distributed.py). `reader`: every LM
     step answered by a scripted reader instead of `lm` ("oracle" or "wrong", `optimizers.scripted_readers`),
-    and the summary adds its bounds (`reader_summary`)."""
+    and the summary adds its bounds (`reader_summary`); `seeds`: the wrong reader asked each question under
+    seeds 0 to `seeds`-1 of its random choice, a row each, the figures their means."""
     examples, files = load_dataset(dataset, data)
     if not any(str(example.answer).strip() for example in examples):
         raise ValueError(f"{dataset} has no gold answers: it is retrieval-only (use `ferret eval --retrieval`)")
@@ -124,6 +126,8 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
     check_ray_options(ray, workers, threads)
     if reader and (lm or ray or dataset in CONVERSATIONS):
         raise ValueError("--reader answers every LM step itself: it goes without --lm and --ray, on questions asked one by one")
+    if seeds > 1 and reader != "wrong":
+        raise ValueError("--seeds draws the wrong reader's random choice again: it goes with --reader wrong")
     conversational = dataset in CONVERSATIONS
     if ray and conversational:
         raise ValueError(f"{dataset} is asked turn by turn, each turn after the one before: it cannot run on Ray")
@@ -137,7 +141,8 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
               "compiled": str(compiled or ""), "compiled_sha256": _sha256(compiled) if compiled else "",
               "split": split_name, "limit": limit or "", "threads": threads, "judge_lm": judge_lm or "",
               "ray": ray or "", "workers": workers or "", "git_commit": git_commit(),
-              "accept": accept, "reader": reader or "", **program_settings(module, model)}
+              "accept": accept, "reader": reader or "", **({"seeds": seeds} if reader else {}),
+              **program_settings(module, model)}
     if judge_lm:
         from ferret.signatures.judge import JUDGE_PROMPT_VERSION
 
@@ -150,6 +155,9 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
             from ferret.optimizers.distributed import answer_on_ray
 
             return answer_on_ray(setup, chosen, ray, workers, progress)
+        if reader:
+            return itertools.chain.from_iterable(run_questions(module, reader_lm(reader, seed), chosen, metrics, threads,
+                                                               progress) for seed in range(seeds))
         return run_questions(module, model, chosen, metrics, threads, progress)
 
     def questions() -> Iterator[dict]:
@@ -163,16 +171,17 @@ def evaluate(dataset: str, data: str | Path, index: str | Path | None = None, pr
         rows = list(questions())
         return {**{key: params[key] for key in RUN_KEYS}, **summarize(rows),
                 "wall_seconds": round(time.perf_counter() - clock, 2)}
-    return _tracked(params, len(chosen), module, questions)
+    return _tracked(params, len(chosen) * seeds, module, questions)
 
 
 def answer_row(module: dspy.Module, lm: dspy.LM, example: dspy.Example, metrics: dict[str, Callable]) -> dict:
     """The question's row: its scores, cost and outcome, plus the full result as `result`; with a scripted
     reader as `lm`, what it saw and stated (`scripted_readers.Reading`)."""
     if isinstance(getattr(lm, "engine", None), ReaderEngine):
-        with reading(example) as seen:
+        with reading(example, lm.engine.seed) as seen:
             row = _answered(module, lm, example, metrics)
-        return {**row, "reader": lm.engine.kind, "evidence_shown": seen.evidence_shown, "reader_stated": seen.stated}
+        return {**row, "reader": lm.engine.kind, "reader_seed": lm.engine.seed, "evidence_shown": seen.evidence_shown,
+                "reader_stated": seen.stated}
     return _answered(module, lm, example, metrics)
 
 

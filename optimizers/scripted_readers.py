@@ -26,6 +26,10 @@ Each question runs inside `reading(example)`, which records what the reader saw 
 passage of the gold evidence was ever shown (`evidence_shown`: the retrieval bound) and whether the reader
 stated its answer in some step (`stated`). `reader_summary` turns the rows of a run into the bounds: stated
 right, and the right answers refused by reason.
+
+The wrong reader's choice among the values printed is random, seeded by the question and a seed; one draw over
+a split of 40 questions moves its figure by a few hundredths, so `ferret eval --reader wrong --seeds N` asks
+each question under seeds 0 to N-1 and reports the means.
 """
 from __future__ import annotations
 
@@ -110,16 +114,17 @@ def reading(example: dspy.Example, seed: int = 0) -> Iterator[Reading]:
         _READING.reset(token)
 
 
-def reader_lm(kind: str) -> dspy.LM:
-    """The scripted reader `kind` ("oracle" or "wrong") as a dspy.LM."""
+def reader_lm(kind: str, seed: int = 0) -> dspy.LM:
+    """The scripted reader `kind` ("oracle" or "wrong") as a dspy.LM; `seed`: the wrong reader's random choice
+    among the wrong values printed (`reading`)."""
     if kind not in READERS:
         raise ValueError(f"unknown reader {kind!r}; readers: {', '.join(READERS)}")
-    return dspy.LM(f"scripted/{kind}", engine=ReaderEngine(kind), cache=False)
+    return dspy.LM(f"scripted/{kind}", engine=ReaderEngine(kind, seed), cache=False)
 
 
 class ReaderEngine(CodeEngine):
-    def __init__(self, kind: str):
-        self.kind = kind
+    def __init__(self, kind: str, seed: int = 0):
+        self.kind, self.seed = kind, seed
 
     def reply(self, step: str, inputs: dict[str, str], prompt: str) -> dict:
         record = _READING.get()
@@ -355,10 +360,10 @@ def reader_summary(rows: list[dict], kind: str) -> dict:
     (`answer_shown`: the oracle's is the retrieval bound, what any reader could state); for the oracle, its right answers
     not stated, by reason: never shown, not grounded (a verified answer refused: it is the unconfirmed
     candidate), not verified, pre-empted by a code rung (which stated a wrong answer), or stated and scored
-    wrong; for the wrong reader, wrong answers stated."""
+    wrong; for the wrong reader, wrong answers stated. Rows of several seeds (`seeds`) are averaged together."""
     n = len(rows) or 1
     right = [row for row in rows if row["accuracy"] == 1.0]
-    summary = {"reader": kind, "stated_right": round(len(right) / n, 4),
+    summary = {"reader": kind, "seeds": len({row["reader_seed"] for row in rows}), "stated_right": round(len(right) / n, 4),
                "evidence_shown": round(sum(row["evidence_shown"] for row in rows) / n, 4),
                "answer_shown": round(sum(row["reader_stated"] or row["answered_by"] in CODE_RUNGS for row in rows) / n, 4),
                "wrong_stated": round(sum(row["status"] == "answer" and row["accuracy"] != 1.0 for row in rows) / n, 4)}

@@ -17,6 +17,7 @@ SUMMARIES_HELP = ("what writes the summaries of long documents' chunks: 'extract
 MAX_ITERATIONS = 20  # of the iterative loop; each costs up to a few LM calls
 MAX_THREADS = 64
 MAX_QUESTIONS = 1_000_000  # --limit, --train, --val: more than any split holds
+MAX_SEEDS = 100  # eval --seeds: each a run over the split
 
 
 class Parser(argparse.ArgumentParser):

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from ferret.cli.arguments import (MAX_QUESTIONS, MAX_THREADS, accept_option, count, dataset_options,
+from ferret.cli.arguments import (MAX_QUESTIONS, MAX_SEEDS, MAX_THREADS, accept_option, count, dataset_options,
                                   iterations_option, long_text_option, ray_options, run_id, sigterm_as_interrupt)
 
 
@@ -27,6 +27,9 @@ def add_commands(commands) -> None:
                           help="no LM: every LM step answered by code that knows the gold answer, stating it (oracle) "
                                "or a wrong value printed beside it (wrong): what the program gives a right or a wrong "
                                "reader (bounds, not accuracy)")
+    evaluate.add_argument("--seeds", type=count(1, MAX_SEEDS), default=1,
+                          help="with --reader wrong: ask each question under seeds 0 to N-1 of the reader's random choice "
+                               "among the wrong values printed, and report the means")
     evaluate.add_argument("--retrieval", action="store_true",
                           help="retrieval only, no LM: recall@5, nDCG@10, recall@100 of text, semantic, hybrid search, "
                                "hops, long_text (summaries, then the segments of the chunks they pick) and read (the "
@@ -113,7 +116,7 @@ def _eval(args) -> int:
                                    split, args.limit, args.threads, args.max_iterations, args.judge_lm,
                                    progress=sys.stderr.isatty(), track=not args.no_track, ray=args.ray,
                                    workers=args.workers, accept=args.accept, repairs=args.repairs,
-                                   long_text=args.long_text, reader=args.reader)
+                                   long_text=args.long_text, reader=args.reader, seeds=args.seeds)
     except KeyboardInterrupt as interrupt:  # the questions done are kept in the run, marked KILLED
         print(f"ferret: {interrupt or 'eval interrupted'}", file=sys.stderr)
         return 130

@@ -9,6 +9,7 @@ import dspy
 import pytest
 
 from ferret.cli import main
+from ferret.optimizers.evaluate import evaluate
 from ferret.optimizers.scripted_readers import Shown, oracle_answer, reader_lm, reading, wrong_answer
 from ferret.programs.iterative import IterativeRetriever
 from ferret.programs.lm import answering
@@ -109,6 +110,25 @@ def test_ferret_eval_reader_reports_the_bounds_and_refusals(small_corpus, tmp_pa
     assert main(["eval", "--dataset", "jsonl", "--data", str(qa), "--index", str(small_corpus.store.dir),
                  "--reader", "oracle", "--lm", "local"]) == 2
     assert "--reader" in capsys.readouterr().err
+
+
+def test_eval_seeds_draw_the_wrong_readers_choice_again_and_average_the_runs(small_corpus, tmp_path, capsys):
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
+    rows = []
+    summary = evaluate("jsonl", qa, small_corpus.store.dir, split_name="all", track=False, reader="wrong", seeds=4,
+                       on_row=rows.append)
+    assert [row["reader_seed"] for row in rows] == [seed for seed in range(4) for _ in QUESTIONS]
+    assert summary["n"] == 12 and summary["seeds"] == 4
+    drawn = {row["result"]["candidate"] for row in rows if row["id"] == "tires"}
+    assert len(drawn) >= 2  # another seed, another wrong value printed on the receipt
+    assert summary["wrong_stated"] == pytest.approx(sum(row["status"] == "answer" and row["accuracy"] != 1.0
+                                                        for row in rows) / 12, abs=1e-4)
+    with pytest.raises(ValueError, match="--seeds"):
+        evaluate("jsonl", qa, small_corpus.store.dir, split_name="all", track=False, reader="oracle", seeds=2)
+    assert main(["eval", "--dataset", "jsonl", "--data", str(qa), "--index", str(small_corpus.store.dir),
+                 "--reader", "oracle", "--seeds", "2"]) == 2
+    assert "--reader wrong" in capsys.readouterr().err
 
 
 def test_a_verdict_is_stated_with_the_two_figures_its_gold_gives_once_they_are_shown_and_the_wrong_reader_swaps_them():
