@@ -22,6 +22,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ferret.corpus.numbers import YEAR, face_value, number_spans, numbers_in
+from ferret.corpus.snippets import GAP
 from ferret.corpus.words import first_sentence
 from ferret.programs.arithmetic import (ExpressionError, asks_calculation, compute, format_result, is_calculation,
                                         may_ask_calculation, written_expression)
@@ -229,9 +230,12 @@ def _finding(hit: dict, start: int, end: int) -> Finding:
 
 
 def _whole(hit: dict) -> Finding:
-    """A cited passage as a finding: its text, or a table row's label (the page prints its cells apart from it)."""
-    text = hit["text"].strip("…").strip()
-    return Finding(label=hit.get("section") or hit["doc_id"], value=hit.get("label") or text, doc_id=hit["doc_id"],
+    """A cited passage as a finding: its text as the page prints it (the longest run a snippet shows whole: not the
+    table's head it shows above "…" and the rows it shows below), or a table row's label (the page prints its cells
+    apart from it)."""
+    text = hit["text"].strip(GAP).strip()
+    printed = max(text.split(GAP), key=len).strip()
+    return Finding(label=hit.get("section") or hit["doc_id"], value=hit.get("label") or printed, doc_id=hit["doc_id"],
                    page=hit["page"], section=hit.get("section") or "", context=text)
 
 

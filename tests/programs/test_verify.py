@@ -1,6 +1,8 @@
 """Citation verification against real stored pages and real FinanceBench-style numbers."""
 import pytest
 
+from ferret.corpus.snippets import GAP, snippet
+from ferret.programs.passage_answer import answer_from_passages
 from ferret.programs.verify import answer_numbers, same_number, verify
 from ferret.signatures.types import Finding
 
@@ -67,3 +69,18 @@ def test_text_values_verify_by_presence_on_the_page():
     missing = Finding(label="Statement", value="Cash flow statement", doc_id="ADOBE_2015_10K", page=59)
     assert verify("See the balance sheet.", [0], [finding], pages, files).ok
     assert verify("See the cash flows.", [0], [missing], pages, files).unverified_findings == [0]
+
+
+def test_a_cited_table_snippet_verifies_on_its_page_though_it_shows_the_tables_head_above_a_gap():
+    """A search shows a long table as its head, "…", and the rows that hold the question's words; no page prints
+    that whole, so the finding a cited snippet gives is the run it shows whole."""
+    rows = "\n".join(f"Item {n}  {n}  {n + 1}" for n in range(1, 30))
+    page = f"Cash flow measures\n2019  2018\n€m  €m\n{rows}\nTaxation  (35)  (36)\nDividends received  12  11"
+    shown = snippet(page, "Which items are taxation and dividends received?", 120, table=True)
+    assert GAP in shown.strip(GAP) and shown.startswith("Cash flow measures")  # head … rows
+    hit = {"doc_id": "report", "page": 4, "section": "Cash flow", "node_id": "seg:4", "score": 1.0, "text": shown}
+    read = answer_from_passages("Which items are taxation and dividends received?", [hit], "",
+                                "Taxation, Dividends received", [1])
+    check = verify(read.answer, [0], read.findings, lambda doc_id, page_number: page, lambda doc_id: "report.pdf")
+    assert check.ok and not check.unverified_findings
+    assert read.findings[0].context == shown.strip(GAP).strip()  # what was shown, kept as the citation's quote
