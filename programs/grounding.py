@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -409,7 +409,8 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
                 ON_PAGE, "the years stated are not those in which the row the question names is beyond its threshold")
         if all(columns := [_year_column(question, value, cells, asked.words) for value in values]):
             return Grounding(GROUNDED, shown=columns, pages={place: GROUNDED for place in pages})
-    if asked.unit == "years" and asked.single and (counted := _years_counted(question, values[0], cells)):
+    if asked.single and _COUNT.search(question) and (counted := (_years_counted if asked.unit == "years" else _rows_counted)(
+            question, values[0], cells)):
         return Grounding(GROUNDED, shown=[counted], pages={place: GROUNDED for place in pages})
     return _ground_values(values, pages, texts, cells, asked)
 
@@ -684,25 +685,68 @@ def _years_beyond(question: str, cells: dict[tuple[str, int], list[dict]]) -> It
     """(the years beyond the question's threshold, the years compared, where) of each row the question names
     (every word of its label in the question; the longest) in a table of two or more years (those the question
     names, if it names some)."""
-    limit = _THRESHOLD.search(question)
-    bounds = (numbers_in(limit["amount"]), numbers_in(_SCALE_WORD.sub("", limit["amount"]))) if limit else ([], [])
-    if not all(bounds):
+    if not (beyond := _beyond(limit := _THRESHOLD.search(question))):
         return
-    (scaled, *_), (face, *_) = bounds
     years, asked = question_years(question), stems(question)
     for place, rows in cells.items():
         named = [row for row in rows if (label := stems(row["label"])) and label <= asked]
         longest = max((len(stems(row["label"])) for row in named), default=0)
         for row in (row for row in named if len(stems(row["label"])) == longest):
-            # at the scale the table declares ("in millions": 39,005 is 39,005e6), else as printed, against the
-            # threshold's face value ("$35,000 million" of a table that declares no scale is 35,000)
-            amounts = {year: (number, scaled) if number != (printed_value := next(iter(numbers_in(printed)), number))
-                       else (printed_value, face)
-                       for year, (number, printed) in _by_year(row, "%" in limit["amount"]).items()
+            amounts = {year: cell for year, cell in _by_year(row, "%" in limit["amount"]).items()
                        if not years or year in years}
             if len(amounts) >= 2:
-                yield ({year for year, (amount, bound) in amounts.items() if (amount > bound if limit["above"] else amount < bound)},
-                       len(amounts), f"{row['label']} · p.{place[1]}")
+                yield {year for year, cell in amounts.items() if beyond(*cell)}, len(amounts), f"{row['label']} · p.{place[1]}"
+
+
+def _beyond(limit: re.Match | None) -> Callable[[float, str], bool] | None:
+    """Whether a cell (its value, as printed) is beyond a question's threshold (`_THRESHOLD`'s match: "exceed
+    $5,000 million"): at the scale its table declares ("in millions": 39,005 is 39,005e6) against the threshold's
+    amount, else as printed against the threshold's face value ("$35,000 million" of a table that declares no
+    scale is 35,000); None when there is no threshold."""
+    bounds = (numbers_in(limit["amount"]), numbers_in(_SCALE_WORD.sub("", limit["amount"]))) if limit else ([], [])
+    if not all(bounds):
+        return None
+    (scaled, *_), (face, *_) = bounds
+
+    def beyond(number: float, printed: str) -> bool:
+        amount, bound = (number, scaled) if number != (as_printed := next(iter(numbers_in(printed)), number)) else (as_printed, face)
+        return amount > bound if limit["above"] else amount < bound
+    return beyond
+
+
+def _rows_counted(question: str, value: float, cells: dict[tuple[str, int], list[dict]]) -> str:
+    """Where a count answers "How many components of deferred tax assets exceeded $50,000 thousand in 2019?" or
+    "How many components are there under deferred tax assets?" from a table: `value` of the items of the group
+    the question names (every word of it in the question), else of a table about the question, are beyond its
+    threshold in the year it names (or its one year), or there are `value` items when it sets no threshold. The
+    items are the rows above the first total: "Total ..." or a row naming the whole group ("Gross deferred tax
+    assets"). "" when no table shows it."""
+    if not value.is_integer() or value < 1:
+        return ""
+    limit = _THRESHOLD.search(question)
+    beyond, years, asked = _beyond(limit), question_years(question), stems(question)
+    for place, section, table in _tables(cells):
+        groups = [group for group in dict.fromkeys(row.get("group", "") for row in table) if stems(group) and stems(group) <= asked]
+        if not groups and not _table_words(section, table) & question_stems(question):
+            continue
+        for group in groups or [None]:
+            items = []
+            for row in (row for row in table if group is None or row.get("group", "") == group):
+                label = stems(row["label"])
+                if label <= GENERIC or words.words(row["label"])[:1] == ["total"] or (group and stems(group) <= label):
+                    break
+                items.append(row)
+            if beyond:
+                cells_asked = [[cell for year, cell in _by_year(row, "%" in limit["amount"]).items() if not years or year in years]
+                               for row in items]
+                if not items or any(len(found) != 1 for found in cells_asked):
+                    continue  # a row with no cell, or several, in the year asked: nothing to count
+                counted = sum(beyond(*found[0]) for found in cells_asked)
+            else:
+                counted = len(items)
+            if counted == value:
+                return f"{value:.0f} of {len(items)} rows{' under ' + group if group else ''} · p.{place[1]}"
+    return ""
 
 
 def _cell_score(label: str, header: str, asked: set[str], years: set[str], generic: set[str]) -> tuple[int, int]:

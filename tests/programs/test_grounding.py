@@ -465,14 +465,14 @@ def test_a_share_column_named_in_words_is_a_share_column_too():
 class _Table:
     """One page that prints one table: its rows (label → {year: printed value}) under its caption."""
 
-    def __init__(self, caption: str, rows: dict[str, dict[str, str]]):
-        self.caption, self.rows = caption, rows
+    def __init__(self, caption: str, rows: dict[str, dict[str, str]], group: str = ""):
+        self.caption, self.rows, self.group = caption, rows, group  # `group`: the line its rows are printed under
 
     def page_text(self, doc_id, page):
         return "\n".join([self.caption, *(f"{label}  " + "  ".join(row.values()) for label, row in self.rows.items())])
 
     def page_cells(self, doc_id, page):
-        return [{"label": label, "section": self.caption,
+        return [{"label": label, "section": self.caption, "group": self.group,
                  "cells": [(year, text, float(text.replace(",", ""))) for year, text in row.items()]}
                 for label, row in self.rows.items()]
 
@@ -550,6 +550,33 @@ def test_how_many_years_a_row_exceeds_a_threshold_is_counted_from_its_cells():
     assert ground(question.replace("exceed", "fall below"), "1", None, [("d", 1)], services).level == GROUNDED
     assert ground("How many years did Total services exceed $5,000 million between 2018 and 2019?", "1", None,
                   [("d", 1)], services).level == GROUNDED  # of the years it names
+
+
+def test_how_many_items_of_a_group_or_a_table_is_counted_from_its_rows_above_their_total():
+    """The items counted are the rows above the first total, "Total ..." or a row naming the whole group ("Gross
+    deferred tax assets"); with a threshold, those beyond it in the year the question names."""
+    assets = _Table("Deferred tax assets and liabilities", {
+        "Net operating loss carry forward": {"2019": "183,297", "2018": "119,259"},
+        "Receivables": {"2019": "6,165", "2018": "7,111"},
+        "Accrued expenses": {"2019": "81,731", "2018": "81,912"},
+        "Gross deferred tax assets": {"2019": "271,193", "2018": "208,282"},
+        "Less valuation allowance": {"2019": "1,319", "2018": "1,331"}}, group="Deferred tax assets")
+    place = [("d", 1)]
+    listed = "How many components are there under deferred tax assets?"
+    assert ground(listed, "3", None, place, assets).shown == ["3 of 3 rows under Deferred tax assets · p.1"]
+    assert ground(listed, "5", None, place, assets).level != GROUNDED  # not the total, nor what follows it
+    assert ground(listed.replace("deferred tax assets", "inventories"), "3", None, place, assets).level != GROUNDED
+    beyond = "How many components of deferred tax assets exceeded $50,000 thousand in 2019?"
+    assert ground(beyond, "2", None, place, assets).level == GROUNDED
+    assert ground(beyond, "3", None, place, assets).level != GROUNDED
+    assert ground(beyond.replace(" in 2019", ""), "2", None, place, assets).level != GROUNDED  # which year's cells?
+    expenses = _Table("Other operating expenses (in millions)", {
+        "Impairment charges": {"2019": "94.2", "2018": "394.0"}, "Net losses on sales of assets": {"2019": "45.1", "2018": "85.6"},
+        "Total other operating expenses": {"2019": "139.3", "2018": "479.6"}})
+    segments = "How many expenses segments in 2019 were above $50 million?"
+    assert ground(segments, "1", None, place, expenses).shown == ["1 of 2 rows · p.1"]
+    assert ground(segments.replace("2019", "2018"), "2", None, place, expenses).level == GROUNDED
+    assert ground(segments, "2", None, place, expenses).level != GROUNDED
 
 
 def test_the_years_a_row_is_beyond_a_threshold_ground_all_and_only_together():
