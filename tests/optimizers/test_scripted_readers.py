@@ -96,11 +96,12 @@ def test_ferret_eval_reader_reports_the_bounds_and_refusals(small_corpus, tmp_pa
     qa = tmp_path / "qa.jsonl"
     qa.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
     summaries = {}
-    for kind in ("oracle", "wrong"):
+    for kind, seeds in (("oracle", "1"), ("wrong", "2")):
         assert main(["eval", "--dataset", "jsonl", "--data", str(qa), "--index", str(small_corpus.store.dir),
-                     "--split", "all", "--reader", kind, "--json"]) == 0
+                     "--split", "all", "--reader", kind, "--seeds", seeds, "--json"]) == 0
         summaries[kind] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     oracle, wrong = summaries["oracle"], summaries["wrong"]
+    assert wrong["mlflow_run_id"] and (wrong["n"], wrong["seeds"]) == (6, 2)  # tracked: a row a question and seed
     assert oracle["lm"] == "scripted/oracle" and oracle["mlflow_run_id"] and oracle["n"] == 3
     assert oracle["stated_right"] == pytest.approx(2 / 3, abs=1e-3) and oracle["refused_not_shown"] == pytest.approx(1 / 3, abs=1e-3)
     assert oracle["answer_shown"] == pytest.approx(2 / 3, abs=1e-3) and oracle["evidence_shown"] == 1.0
