@@ -725,10 +725,8 @@ def _rows_counted(question: str, value: float, cells: dict[tuple[str, int], list
         return ""
     limit = _THRESHOLD.search(question)
     beyond, years, asked = _beyond(limit), question_years(question), stems(question)
-    for place, section, table in _tables(cells):
+    for place, table in _tables_about(cells, question_stems(question)):
         groups = [group for group in dict.fromkeys(row.get("group", "") for row in table) if stems(group) and stems(group) <= asked]
-        if not groups and not _table_words(section, table) & question_stems(question):
-            continue
         for group in groups or [None]:
             items = []
             for row in (row for row in table if group is None or row.get("group", "") == group):
