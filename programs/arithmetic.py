@@ -47,7 +47,7 @@ _METRIC_AVERAGE = re.compile(r"\bweighted[- ]average\b", re.IGNORECASE)  # a met
 
 
 _WRITTEN = re.compile(r"[-+*/×÷−–=()\d.,$€£%\s]+")  # an answer of numbers and operators only
-SHARE = re.compile(r"(?:\bpercent(?:age)?|%)\s+of\b|\bas an? (?:percent(?:age)?|%|share)\b", re.IGNORECASE)
+SHARE = re.compile(r"(?:\bpercent(?:age)?|%)\)?\s+of\b|\bas an? (?:percent(?:age)?|%|share)\b", re.IGNORECASE)
 
 
 class ExpressionError(ValueError):
@@ -107,7 +107,7 @@ def names_operation(question: str, text: str) -> bool:
     """True when `text` names an operation the question names, or the question names none but a lookup's
     ("Change in revenue 5%" for "What was the change in revenue?"); "percentage" alone is a lookup's unit."""
     asked = operations(question) - {"percentage"}
-    return not asked or any(_OPERATIONS[name].search(text) for name in asked)
+    return not asked or any(_OPERATIONS[name].search(text) or name == "ratio" and SHARE.search(text) for name in asked)
 
 
 def is_calculation(expression: str) -> bool:

@@ -84,7 +84,9 @@ _ASKS_NUMBER = re.compile(rf"\b(?:{_QUANTITY}|total|revenues?|sales|income|earni
                           r"capex|assets|liabilities|equity|cash|debt|price|eps|dividends?|balance|value|number|count)\b",
                           re.IGNORECASE)  # a quantity, or a metric named
 _ASKS_REASON = re.compile(r"\s*(?:why|what (?:drove|caused|explains|led|does|do|did)|how (?:did|does|do|has|have|often|is|are|was|were)|"
-                          r"explain|describe|summari[sz]e|what (?:is|was|are|were) the (?:\w+ )?reasons?)\b", re.IGNORECASE)  # a question about a number that asks for no number
+                          r"explain|describe|summari[sz]e|what (?:is|was|are|were) the (?:\w+ )?(?:reasons?|factors?|drivers?|causes?))\b", re.IGNORECASE)  # a question about a number that asks for no number
+_ASKS_DATE = re.compile(r"\b(?:what|which)\s+(?:is|was|are|were)\s+the\s+(?:[\w'-]+\s+){0,3}dates?\b",  # "the maturity date"
+                        re.IGNORECASE)
 _ASKS_QUANTITY = re.compile(rf"\b(?:{_QUANTITY})\b", re.IGNORECASE)  # a metric's name alone is not
 _ASKS_ITEMS = re.compile(r"\s*(?:what|which)\s+(?:are|were)\b", re.IGNORECASE)  # "What are the components of the ratio?"
 _ASKS_PURPOSE = re.compile(r"\b(?:purpose|objective|used for|used to|represent|include[sd]?|nature|reason)\b", re.IGNORECASE)
@@ -189,8 +191,9 @@ def asks_year(question: str) -> bool:
 
 def asks_number(question: str) -> bool:
     """The question asks for a number: how much or many, or a metric named (revenue, margin, ...), not
-    why or how it came to be, nor yes or no."""
-    return bool(_ASKS_NUMBER.search(question)) and not asks_reason(question) and not asks_yes_no(question)
+    why or how it came to be, nor yes or no, nor a date ("the maturity date of the Variable Rate Loans")."""
+    return bool(_ASKS_NUMBER.search(question)) and not asks_reason(question) and not asks_yes_no(question) \
+        and not _ASKS_DATE.search(question)
 
 
 def expected_type(question: str, answer: str) -> str:
@@ -511,6 +514,7 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     distinct = _distinct_headers([header for _, header, _, _ in cells if (asked.operation or not operations(header) - {"percentage"})
                                   and (asked.share or not PERCENT_HEADER.search(header))
                                   and _years_fit(header, years)]) & words
+    distinct_total = distinct | asked.generic & {"total"}  # a "Total" column is the total a question asks for
     scores = [_cell_score(label, header, words, years, asked.generic) for label, header, _, _ in cells]
     top = max(scores, default=None)
     same = [(cell, score) for cell, score in zip(cells, scores) if cell[3] is not None and _is(value, cell[2], cell[3], asked.exact)]
@@ -519,10 +523,12 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     for (label, header, printed, _), score in same:
         # a calculation's operands over rows the question does not name (the segments of "the average total expected
         # charges per segment"): their metric is what their column names
-        metric = f"{label} {header}" if captioned and not single else label
+        # and so is the metric of a row labelled with generic words only ("Total" under "Fiscal 2018 Net Sales")
+        metric = f"{label} {header}" if captioned and (not single or not stems(label) - GENERIC) else label
         if (score == top or not single) and stems(metric) & words and names_operation(asked.operation, f"{label} {header}") \
                 and _years_fit(header, years) \
-                and (bool(PERCENT_HEADER.search(header)) if label in shared else not distinct or stems(header) & distinct):
+                and (bool(PERCENT_HEADER.search(header)) if label in shared
+                     else not distinct or stems(header) & distinct_total):
             return GROUNDED, printed, " · ".join(filter(None, (label, header, page)))
     if same:  # a cell, but not the question's: the text of its table row is no sentence to ground it
         return ON_PAGE, same[0][0][2], page

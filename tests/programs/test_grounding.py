@@ -10,11 +10,12 @@ from hypothesis import strategies as st
 
 from ferret.corpus.tools import Corpus
 from ferret.cli import main
+from ferret.programs.arithmetic import names_operation
 from ferret.programs.baselines import OneShotRAG
 from ferret.programs.confirm import confirmed
 from ferret.programs.display import citation_mark, grounding_lines
-from ferret.programs.grounding import (GROUNDED, ON_PAGE, UNSUPPORTED, computed_type, expected_type, ground, list_items,
-                                      numbers_only,
+from ferret.programs.grounding import (GROUNDED, ON_PAGE, UNSUPPORTED, asks_number, computed_type, expected_type, ground,
+                                      list_items, numbers_only,
                                       question_stems, settle)
 from ferret.programs.lm import answering
 from ferret.programs.verify import same_number
@@ -883,3 +884,46 @@ def test_a_question_that_only_names_a_term_is_answered_by_a_clause_not_a_short_v
     clause = "fees billed for the annual audit of our financial statements filed with the SEC in each of the fiscal years"
     assert ground("What is Audit Fees?", clause, None, [("Note 5", 1)], pages).level == GROUNDED
     assert ground("What is the name of Audit Fees?", clause, None, [("Note 5", 1)], pages).level == ON_PAGE
+
+
+class _TablePage:
+    """One page of one table: its rows (label → [(column, printed, number)]), printed and as `page_cells` gives them."""
+
+    def __init__(self, rows: dict[str, list[tuple[str, str, float]]]):
+        self.rows = rows
+
+    def page_text(self, doc_id: str, page: int) -> str:
+        return "\n".join(f"{label}  " + "  ".join(printed for _, printed, _ in cells) for label, cells in self.rows.items())
+
+    def page_cells(self, doc_id: str, page: int) -> list[dict]:
+        return [{"label": label, "section": "", "group": "", "cells": cells} for label, cells in self.rows.items()]
+
+
+def test_a_total_rows_metric_is_its_columns_and_a_total_column_is_the_total_a_question_asks_for():
+    columns = ["Fiscal 2018 Net Sales", "Fiscal 2018 Operating income"]
+    sales = _TablePage({"Segment A": list(zip(columns, ["$1,000.0", "$100.0"], [1000.0, 100.0])),
+                        "Total": list(zip(columns, ["$7,938.3", "$500.0"], [7938.3, 500.0]))})
+    question = "What was the total net sales in fiscal year 2018?"
+    assert ground(question, "$7,938.3", None, [("d", 1)], sales).level == GROUNDED
+    assert ground(question, "$500.0", None, [("d", 1)], sales).level == ON_PAGE  # the total's operating income
+    columns = ["Financial assets on which interest is earned £m", "Financial assets on which no interest is earned £m", "Total £m"]
+    assets = _TablePage({"Euro": list(zip(columns, ["18.0", "97.9", "115.9"], [18.0, 97.9, 115.9])),
+                         "Group total": list(zip(columns, ["62.7", "369.2", "431.9"], [62.7, 369.2, 431.9]))})
+    share = "What was the percentage of total financial assets in Euro over the Group total?"
+    assert ground(share, "26.83", [115.9, 431.9], [("d", 1)], assets, "115.9 / 431.9 * 100").level == GROUNDED
+
+
+def test_a_share_printed_as_a_percentage_of_a_whole_answers_a_proportion():
+    passage = _Passage("Credit risk\nThe ten largest customers represented 49% (53%) of the total trade receivables in 2019.")
+    question = "What is the proportion of the 10 largest customers in total trade receivables in 2019?"
+    assert ground(question, "49%", None, [("Credit risk", 1)], passage).level == GROUNDED
+    assert names_operation(question, "represented 49% of the total") and not names_operation(question, "grew by 49%")
+
+
+def test_a_date_or_the_factors_behind_a_metric_are_asked_for_no_number():
+    loans = _Passage("Debt\nThe Variable Rate Loans mature in December 2021 and bear interest at LIBOR plus 1.5%.")
+    maturity = "What was the maturity date of the Company's Variable Rate Loans?"
+    assert not asks_number(maturity) and asks_number("What was the interest rate of the Company's Variable Rate Loans?")
+    assert ground(maturity, "December 2021", None, [("Debt", 1)], loans).level == GROUNDED
+    factors = "What are the primary factors that caused a negative balance in operating activities in 2019?"
+    assert expected_type(factors, "$0.6 million") == "the question asks why or how, the answer is a number"
