@@ -39,6 +39,7 @@ from functools import partial
 from ferret.corpus import words
 from ferret.corpus.words import STOPWORDS, sentences
 from ferret.corpus.numbers import YEAR, YEAR_RANGE, is_change, number_spans, number_years, numbers_in, rounds_to, stated_figures
+from ferret.corpus.pdf import COLUMN_GAP
 from ferret.corpus.tables import PERCENT_HEADER
 from ferret.programs.arithmetic import SHARE, names_operation, operations
 from ferret.programs.hops import linked, names, offered, parts, title_name
@@ -865,8 +866,9 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
                   item: bool = False) -> Grounding:
     """A text value: the words the answer adds to the question, printed together on a cited page about
     what the question names (`_subject_pages`), in the sentence of that page that names most of what the question,
-    or a bridge to it, names (with the page's title: "Maximum Overdrive" names the film a bridge reached; a bridge
-    the answer names does not name what the question asks: the hops' "Part II" leads to no answer "Part II");
+    or a bridge to it, names (a table's line aside, where the page has prose; with the page's title: "Maximum
+    Overdrive" names the film a bridge reached; a bridge the answer names does not name what the question asks:
+    the hops' "Part II" leads to no answer "Part II");
     not a company's legal form, nor a fuller name of what the question
     names, of all its words or two of them ("Audrey Mae Sheppard Williams" for "Who was Audrey Williams
     pregnant with?", "Direct Action Committee" for a question about "Act of War; Direct Action"); of the type
@@ -910,10 +912,12 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
         resolved = [_PRONOUN.sub(lambda match: _subject(place[0], match), sentence, count=1) for sentence in printed]
         title = stems(place[0])
         about = [(stems(sentence) | title) & asked for sentence in resolved]
-        top = max(map(len, about), default=0)
+        # a table's line (its cells apart by the column gap) is no sentence to outdo, unless the page has no other
+        top = max((len(named) for named, line in zip(about, printed) if COLUMN_GAP not in line), default=0) \
+            or max(map(len, about), default=0)
         for sentence, named, as_printed in zip(resolved, about, printed):
             if found := phrase.search(sentence):
-                level = GROUNDED if named and (len(named) == top or _beside_gap(question, sentence, found)) else ON_PAGE
+                level = GROUNDED if named and (len(named) >= top or _beside_gap(question, sentence, found)) else ON_PAGE
                 if level == GROUNDED and (miss := gap_type(question, found[0], sentence, found.start(), found.end(), texts,
                                                                _YES_NO_START.sub("", answer), item)):
                     level = ON_PAGE

@@ -927,3 +927,15 @@ def test_a_date_or_the_factors_behind_a_metric_are_asked_for_no_number():
     assert ground(maturity, "December 2021", None, [("Debt", 1)], loans).level == GROUNDED
     factors = "What are the primary factors that caused a negative balance in operating activities in 2019?"
     assert expected_type(factors, "$0.6 million") == "the question asks why or how, the answer is a number"
+
+
+def test_a_text_value_grounds_in_the_prose_sentence_that_names_most_of_the_question_a_tables_line_aside():
+    """A table's line (cells apart by the column gap) names the question's metric more than any sentence does,
+    but a text value is printed in the page's prose: the sentences compete among themselves."""
+    pages = _Pages({"Note 4": "Customer related costs(2)  83,401  68,744\nOther items include rent, utilities and insurance.\n"
+                              "(2) Include advertising and marketing expenses, selling costs and billing expenses."})
+    question, place = "What is included in Customer related costs?", [("Note 4", 1)]
+    items = "advertising and marketing expenses, selling costs and billing expenses"
+    assert ground(question, items, None, place, pages).level == GROUNDED
+    others = "rent, utilities and insurance"  # in a sentence that names less of the question
+    assert ground(question, others, None, place, pages).level == ON_PAGE
