@@ -202,7 +202,7 @@ def oracle_answer(record: Reading, shown: list[Shown], printed_only: bool = Fals
         lead = first_sentence(item) if len(item.split()) > SENTENCE_GOLD else item
         holding = sorted((s for s in shown if f" {normalize(item)} " in f" {normalize(s.text)} "),
                          key=lambda s: not record.is_evidence(s))
-        if not holding and lead != item and not printed_only:
+        if not holding and len(item.split()) > SENTENCE_GOLD and not printed_only:
             holding = evidence  # a sentence-long gold is the evidence's gist, not its words
         if not holding:
             return None

@@ -11,7 +11,7 @@ operands; else the words it adds to the question) is looked for on the pages it 
   as a text value), and a count of years over a threshold only where the row the question names has that
   many; a name asked as the largest where its row (or column) holds that value in a table that names the
   question; a text value in the sentence of its page that names most of the question (with the page's
-  title), of the kind the question asks for (`gap_type`: a person, a place, the "band" of "Which band
+  title), of the kind the question asks for (`gap_type`: a person, a place, a time, the "band" of "Which band
   ...?" where a page says what it is), and a list as the rows of one table that names the question;
 - `on_page`: printed on a cited page, but in a row, column or sentence that is not the question's;
 - `unsupported`: printed on no cited page, or of another type than the question asks for (a section
@@ -48,8 +48,8 @@ from ferret.programs.verify import SCALES, TOLERANCE, same_number
 
 GROUNDED, ON_PAGE, UNSUPPORTED = "grounded", "on_page", "unsupported"
 LEVELS = (UNSUPPORTED, ON_PAGE, GROUNDED)  # weakest first
-MAX_VALUE_WORDS = 12  # a text value longer than this is a passage copied, not a value ...
-MAX_REASON_WORDS = 40  # ... unless the question asks why, how or what for: a clause answers it
+MAX_VALUE_WORDS = 12  # a text value longer than this is a passage copied, not a value, unless the question asks
+# why, how or what for: a clause answers it, and grounds only where one sentence prints it whole
 MAX_RANGE = 10  # years a range a question names may span ("FY2015 - FY2017")
 # Names of one financial statement item, each a set of stems that names it only whole: "capital expenditures"
 # is capex, "expenses" alone is not, nor is "property" alone
@@ -402,6 +402,8 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
             return _ground_text(question, answer, texts, bridges, cells)
         return Grounding(UNSUPPORTED, "the answer states no number")
     years = question_years(question) | (set(YEAR.findall(answer)) if verdict else set())
+    if computation and not verdict and len(years) == 1 and "change" in operations(question):
+        years |= {str(int(min(years)) - 1)}  # a change "in 2019" is from 2018: its operands are in both years
     asked = _asked(question, answer, bridges, years, len(values) == 1, "" if computation else question)
     if _ASKS_YEAR.search(question):
         if compared := list(_years_beyond(question, cells)):  # "In which years was X less than $100 million?": all
@@ -507,8 +509,11 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     year = value.is_integer() and 1900 <= value <= 2100  # a table prints a year as its column's header, not in a cell;
     # and 2022 is not 2023 rounded
     captioned = not any(stems(row["label"]) - GENERIC & words for row in rows)  # no row of its own is the question's
-    cells = [] if year else [(*_oriented(*_grouped(row, _row_label(row, captioned, asked.generic), header, asked)),
-                              printed, number) for row in rows for header, printed, number in row["cells"]]
+    labelled = [] if year else [(row, _row_label(row, captioned, asked.generic)) for row in rows]
+    cells = [(*_oriented(*_grouped(row, label, header, asked)), printed, number)
+             for row, label in labelled for header, printed, number in row["cells"]]
+    # a label read with its caption (`_row_label`) is not the worse for the caption's words
+    captions = [stems(row["section"]) if label != row["label"] else set() for row, label in labelled for _ in row["cells"]]
     # "International", when the question names it; not a calculation's own column ("Change %"): its operands sit in others
     # and not a share's column ("% of total revenue" names revenue as what it divides by), unless a share is asked;
     # nor a column of another year ("For the year ended 31 December 2018" does not make "December" tell columns apart)
@@ -516,7 +521,8 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
                                   and (asked.share or not PERCENT_HEADER.search(header))
                                   and _years_fit(header, years)]) & words
     distinct_total = distinct | asked.generic & {"total"}  # a "Total" column is the total a question asks for
-    scores = [_cell_score(label, header, words, years, asked.generic) for label, header, _, _ in cells]
+    scores = [_cell_score(label, header, words, years, asked.generic | caption)
+              for (label, header, _, _), caption in zip(cells, captions)]
     top = max(scores, default=None)
     same = [(cell, score) for cell, score in zip(cells, scores) if cell[3] is not None and _is(value, cell[2], cell[3], asked.exact)]
     # rows that print the share asked
@@ -754,13 +760,14 @@ def _rows_counted(question: str, value: float, cells: dict[tuple[str, int], list
     return ""
 
 
-def _cell_score(label: str, header: str, asked: set[str], years: set[str], generic: set[str]) -> tuple[int, int]:
+def _cell_score(label: str, header: str, asked: set[str], years: set[str], excused: set[str]) -> tuple[int, int]:
     """(question words and years the cell's label and column name, less years it names that the question
-    does not; minus the label's other words but the `generic` ones the question says: "Total" is the
-    question's when it asks for a total): the page's best cell for the question has the largest."""
+    does not; minus the label's other words but the `excused` ones: the generic words the question says,
+    "Total" being the question's when it asks for a total, and those of a caption the label was read with):
+    the page's best cell for the question has the largest."""
     cell_years = set(YEAR.findall(header))
     named = len(stems(f"{label} {header}") & asked) + len(cell_years & years) - (len(cell_years - years) if years else 0)
-    return named, -len(stems(label) - asked - generic)
+    return named, -len(stems(label) - asked - excused)
 
 
 def _distinct_headers(headers: list[str]) -> set[str]:
@@ -883,8 +890,8 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
     if not new:
         return Grounding(UNSUPPORTED, "the answer adds nothing to the question")
     core = tokens[new[0]:new[-1] + 1]
-    if len(core) > (MAX_REASON_WORDS if asks_reason(question) or _ASKS_PURPOSE.search(question)
-                    or _ASKS_DEFINITION.match(question) else MAX_VALUE_WORDS):
+    if len(core) > MAX_VALUE_WORDS and not (asks_reason(question) or _ASKS_PURPOSE.search(question)
+                                            or _ASKS_DEFINITION.match(question)):
         return Grounding(ON_PAGE, f"the answer is a passage of {len(core)} words, not the value the question asks for")
     said = [stems(name) for name in names(answer)] or [stems(" ".join(core))]
     if any(named and name - named and (named < name or len(named & name) >= 2)
@@ -941,6 +948,12 @@ _ASKS_WHO = re.compile(r"^\s*(?:who|whom)\b|\bwhom?\s*\??\s*$", re.IGNORECASE)  
 _ASKS_WHERE = re.compile(r"^\s*where\b|\bwhere\s*\??\s*$|\b(?:what|which)\s+(?:\w+\s+)?(?:city|cities|towns?|country|countries|"
                          r"states?|county|counties|provinces?|regions?|villages?|places?|locations?|continents?|islands?)\b",
                          re.IGNORECASE)
+# "when" (and "which century") asks for a time: a name that prints no number, month or word of time is none
+# ("Type H Carrier Fighter" for "... first developed when?"; "World War II", "the Christmas season" are times)
+_ASKS_WHEN = re.compile(r"^\W*when\b|\bwhen\s*\??\s*$|\b(?:what|which)\s+(?:\w+\s+)?(?:century|centuries|decades?|eras?)\b",
+                        re.IGNORECASE)
+_TIME = re.compile(rf"\d|\b{_MONTH}\b|\b(?:centur(?:y|ies)|decades?|eras?|ages?|wars?|periods?|reigns?|dynast(?:y|ies)|"
+                   r"seasons?|spring|summer|autumn|fall|winter|christmas|easter)\b", re.IGNORECASE)
 _BEFORE_PLACE = {"in", "at", "from", "near", "of", "outside", "across", "to", "within", "into", "throughout", "around"}
 _PERSON_CUES = re.compile(r"\b(?:born|he|she|his|her|died)\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’-]+")
@@ -983,7 +996,8 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
     words (the whole answer's) or one whose own page says born, he or she, not a name printed after "in",
     "at" or "from"; "where" (what city, which countries) asks for a place: a name printed after such a
     preposition (within the three words before the whole answer: "the Chairman of the Board" is not printed
-    after "of") or whose own page calls it a place. `whole`: the whole answer, when `answer` is the part of
+    after "of") or whose own page calls it a place; "when" asks for a time, which a name printing no number,
+    month or word of time is not. `whole`: the whole answer, when `answer` is the part of
     it the question does not say ("19th" of "19th century"); `item`: it is one item of a list answer, whose
     kind is the list's."""
     tokens = _WORD.findall(whole or answer)
@@ -1007,6 +1021,8 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
                 return f"the question asks for a {kind}, a cited page calls {answer!r} {called}"
         elif not wanted & _terms(sentence):
             return f"the question asks for a {kind}, no cited page says {answer!r} is one"
+    if _ASKS_WHEN.search(question) and _is_name(whole or answer) and not _TIME.search(whole or answer):
+        return f"the question asks when, {answer!r} names no time"
     own = " ".join(text for place, text in texts.items() if place[0].lower().startswith(answer.lower().strip(" .")))
     if _ASKS_WHO.search(question):
         capitals = [token for token in tokens if token[:1].isupper()]

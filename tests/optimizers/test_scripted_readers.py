@@ -177,3 +177,21 @@ def test_the_wrong_reader_states_a_number_that_prints_its_own_unit_as_printed():
         assert wrong_answer(record, [Shown(1, "acme", 1, "", "The rate held; tax paid was $2.1 billion.")]).answer \
             == "$2.1 billion"  # not "$2.1 billion%"
         assert wrong_answer(record, [Shown(1, "acme", 1, "", "The rate held at 21 in both years.")]).answer == "21%"
+
+
+def test_the_oracle_states_a_written_one_sentence_gold_as_the_gist_of_the_evidence_shown():
+    """A gold written as one sentence ("... changed from 20% in FY2021 to 23% in FY2022.") is the evidence's gist,
+    not words any page prints: the oracle states it once an evidence passage is shown; a short text gold it states
+    only where a passage prints it."""
+    written = dspy.Example(id="rate", question="How much has Acme's effective tax rate changed between FY2021 and FY2022?",
+                           answer="The effective tax rate of Acme has changed from 20% in FY2021 to 23% in FY2022.",
+                           evidence=[{"doc_id": "acme", "page": 3}])
+    page = Shown(1, "acme", 3, "", "Effective tax rate  23%  20%")
+    with reading(written) as record:
+        said = oracle_answer(record, [page])
+        assert (said.answer, said.sources) == ("The effective tax rate of Acme has changed from 20% in FY2021 to 23% in FY2022.", [1])
+        assert oracle_answer(record, [Shown(1, "other", 1, "", "Effective tax rate  23%  20%")]) is None  # no evidence
+    short = dspy.Example(id="auditor", question="Who audits Acme?", answer="Ernst & Young",
+                         evidence=[{"doc_id": "acme", "page": 3}])
+    with reading(short) as record:
+        assert oracle_answer(record, [page]) is None

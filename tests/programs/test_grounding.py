@@ -939,3 +939,49 @@ def test_a_text_value_grounds_in_the_prose_sentence_that_names_most_of_the_quest
     assert ground(question, items, None, place, pages).level == GROUNDED
     others = "rent, utilities and insurance"  # in a sentence that names less of the question
     assert ground(question, others, None, place, pages).level == ON_PAGE
+
+
+def test_a_change_in_one_year_is_from_the_year_before():
+    """"The percentage change in X in 2019" compares 2019 with 2018: a calculation's operands in those two years
+    ground, one of 2017 does not."""
+    fees = _Table("Fees billed by our auditors:", {"Audit-Related Fees": {"2019": "153,203", "2018": "106,528", "2017": "90,000"}})
+    question = "What is the percentage change in audit-related fees in 2019?"
+    assert ground(question, "43.81", [153203.0, 106528.0], [("d", 1)], fees,
+                  "(153203 - 106528) / 106528 * 100").level == GROUNDED
+    assert ground(question, "70.23", [153203.0, 90000.0], [("d", 1)], fees, "(153203 - 90000) / 90000 * 100").level == ON_PAGE
+
+
+def test_a_total_row_read_with_its_caption_is_not_the_worse_for_the_captions_words():
+    """A "Total" row takes its table's caption as its label (`_row_label`); the caption's words do not count against
+    it as a label's other words would, so the total of a table whose rows the question does not name is its best cell."""
+    columns = ["Fiscal 2023 Stores at Beginning of Second Quarter", "Fiscal 2023 Stores at End of Second Quarter"]
+    stores = _TablePage({"Outlet Centers": list(zip(columns, ["16", "18"], [16.0, 18.0])),
+                         "Total": list(zip(columns, ["977", "982"], [977.0, 982.0]))})
+    stores.page_cells = lambda doc_id, page, cells=stores.page_cells: [
+        {**row, "section": "Domestic segment stores open at the beginning and end of the quarters were as follows:"}
+        for row in cells(doc_id, page)]
+    question = "What was the total number of stores at the end of the second quarter of fiscal 2023?"
+    assert ground(question, "982", None, [("d", 1)], stores).level == GROUNDED
+    assert ground(question, "18", None, [("d", 1)], stores).level == ON_PAGE  # one segment's
+
+
+def test_a_reason_grounds_as_long_as_one_sentence_prints_it_whole():
+    """A why-question's answer is a clause, however long, where one sentence prints it; a value of as many words,
+    or a reason copied across two sentences, is a passage, not an answer."""
+    reason = ("the higher volume of orders placed by new customers in the retail segment during the second half of the "
+              "year following the launch of the new product line in the United States as well as the higher average "
+              "selling price of the premium models sold through the online store over the holiday season")  # no list
+    passage = _Passage(f"Cash flows\nNet cash provided by operating activities increased due to {reason}. We expect it to grow.")
+    why = "Why did the net cash provided by operating activities increase?"
+    assert len(reason.split()) > 45
+    assert ground(why, reason, None, [("Cash flows", 1)], passage).level == GROUNDED
+    assert ground(why, f"{reason}. We expect it to grow", None, [("Cash flows", 1)], passage).level != GROUNDED
+    assert ground("Which region's customers paid late?", reason, None, [("Cash flows", 1)], passage).level == ON_PAGE
+
+
+def test_when_asks_for_a_time_which_a_name_without_one_is_not():
+    passage = _Passage("Aircraft carrier\nAircraft carriers were first developed in the early twentieth century, when "
+                       "the Type H Carrier Fighter of Aichi flew from the first of them.")
+    question = "The Type H Carrier Fighter flew from a craft that was first developed when?"
+    assert ground(question, "early twentieth century", None, [("Aircraft carrier", 1)], passage).level == GROUNDED
+    assert ground(question, "Aichi", None, [("Aircraft carrier", 1)], passage).level == ON_PAGE
