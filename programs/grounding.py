@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from ferret.corpus import words
-from ferret.corpus.words import STOPWORDS, sentences
+from ferret.corpus.words import MONTHS, STOPWORDS, sentences
 from ferret.corpus.numbers import YEAR, YEAR_RANGE, is_change, number_spans, number_years, numbers_in, rounds_to, stated_figures
 from ferret.corpus.pdf import COLUMN_GAP
 from ferret.corpus.tables import PERCENT_HEADER
@@ -952,7 +952,7 @@ _ASKS_WHERE = re.compile(r"^\s*where\b|\bwhere\s*\??\s*$|\b(?:what|which)\s+(?:\
 # ("Type H Carrier Fighter" for "... first developed when?"; "World War II", "the Christmas season" are times)
 _ASKS_WHEN = re.compile(r"^\W*when\b|\bwhen\s*\??\s*$|\b(?:what|which)\s+(?:\w+\s+)?(?:century|centuries|decades?|eras?)\b",
                         re.IGNORECASE)
-_TIME = re.compile(rf"\d|\b{_MONTH}\b|\b(?:centur(?:y|ies)|decades?|eras?|ages?|wars?|periods?|reigns?|dynast(?:y|ies)|"
+_TIME = re.compile(rf"\d|\b(?:{'|'.join(MONTHS)}|centur(?:y|ies)|decades?|eras?|ages?|wars?|periods?|reigns?|dynast(?:y|ies)|"
                    r"seasons?|spring|summer|autumn|fall|winter|christmas|easter)\b", re.IGNORECASE)
 _BEFORE_PLACE = {"in", "at", "from", "near", "of", "outside", "across", "to", "within", "into", "throughout", "around"}
 _PERSON_CUES = re.compile(r"\b(?:born|he|she|his|her|died)\b", re.IGNORECASE)

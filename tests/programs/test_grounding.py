@@ -981,7 +981,8 @@ def test_a_reason_grounds_as_long_as_one_sentence_prints_it_whole():
 
 def test_when_asks_for_a_time_which_a_name_without_one_is_not():
     passage = _Passage("Aircraft carrier\nAircraft carriers were first developed in the early twentieth century, when "
-                       "the Type H Carrier Fighter of Aichi flew from the first of them.")
+                       "the Type H Carrier Fighter of Aichi and a Junkers flew from the first of them.")
     question = "The Type H Carrier Fighter flew from a craft that was first developed when?"
     assert ground(question, "early twentieth century", None, [("Aircraft carrier", 1)], passage).level == GROUNDED
     assert ground(question, "Aichi", None, [("Aircraft carrier", 1)], passage).level == ON_PAGE
+    assert ground(question, "Junkers", None, [("Aircraft carrier", 1)], passage).level == ON_PAGE  # no "June"
