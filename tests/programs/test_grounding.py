@@ -889,14 +889,14 @@ def test_a_question_that_only_names_a_term_is_answered_by_a_clause_not_a_short_v
 class _TablePage:
     """One page of one table: its rows (label → [(column, printed, number)]), printed and as `page_cells` gives them."""
 
-    def __init__(self, rows: dict[str, list[tuple[str, str, float]]]):
-        self.rows = rows
+    def __init__(self, rows: dict[str, list[tuple[str, str, float]]], caption: str = ""):
+        self.rows, self.caption = rows, caption
 
     def page_text(self, doc_id: str, page: int) -> str:
         return "\n".join(f"{label}  " + "  ".join(printed for _, printed, _ in cells) for label, cells in self.rows.items())
 
     def page_cells(self, doc_id: str, page: int) -> list[dict]:
-        return [{"label": label, "section": "", "group": "", "cells": cells} for label, cells in self.rows.items()]
+        return [{"label": label, "section": self.caption, "group": "", "cells": cells} for label, cells in self.rows.items()]
 
 
 def test_a_total_rows_metric_is_its_columns_and_a_total_column_is_the_total_a_question_asks_for():
@@ -956,10 +956,8 @@ def test_a_total_row_read_with_its_caption_is_not_the_worse_for_the_captions_wor
     it as a label's other words would, so the total of a table whose rows the question does not name is its best cell."""
     columns = ["Fiscal 2023 Stores at Beginning of Second Quarter", "Fiscal 2023 Stores at End of Second Quarter"]
     stores = _TablePage({"Outlet Centers": list(zip(columns, ["16", "18"], [16.0, 18.0])),
-                         "Total": list(zip(columns, ["977", "982"], [977.0, 982.0]))})
-    stores.page_cells = lambda doc_id, page, cells=stores.page_cells: [
-        {**row, "section": "Domestic segment stores open at the beginning and end of the quarters were as follows:"}
-        for row in cells(doc_id, page)]
+                         "Total": list(zip(columns, ["977", "982"], [977.0, 982.0]))},
+                        caption="Domestic segment stores open at the beginning and end of the quarters were as follows:")
     question = "What was the total number of stores at the end of the second quarter of fiscal 2023?"
     assert ground(question, "982", None, [("d", 1)], stores).level == GROUNDED
     assert ground(question, "18", None, [("d", 1)], stores).level == ON_PAGE  # one segment's
