@@ -392,6 +392,9 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
     texts = {place: corpus.page_text(*place) or "" for place in pages}
     if asks_yes_no(question) and not verdict:
         return _figured_verdict(question, answer, pages, texts, cells, bridges) or _verdict(texts)
+    if values is None and not computation and (stated := _stated_change(question, answer, pages, texts, cells, bridges)) \
+            and stated.level == GROUNDED:
+        return stated
     if values is None:
         if not (asks_number(question) or _ASKS_YEAR.search(question) or numbers_only(answer)):
             return _ground_text(question, answer, texts, bridges, cells)
@@ -494,10 +497,11 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     names the question's words and whose column fits its years (and, for a single value, the page's best
     cell for the question: one of several operands answers a part of it, as the total of a share does;
     of a question about a share, in a row that prints one, a "%" column),
-    else a sentence naming the question's metric (its words but its subject's names), a date's day not
-    taken for it; a value answering the question's operation (an average, a change) when the answer
-    computed nothing only where its row or sentence names that operation too; a count only where it is
-    printed with its unit."""
+    else the sentence naming most of the question's metric (its words but its subject's names) among the
+    page's sentences that state a number (as a text value's; any naming it, for a year or one of several
+    operands), a date's day not taken for it; a value answering the question's operation (an average, a
+    change) when the answer computed nothing only where its row or sentence names that operation too; a count
+    only where it is printed with its unit."""
     page, words, years, single = f"p.{place[1]}", asked.words, asked.years, asked.single
     if not any(same_number(abs(value), abs(n)) for n in numbers_in(text)):
         return UNSUPPORTED, "", ""
@@ -540,8 +544,16 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     if same:  # a cell, but not the question's: the text of its table row is no sentence to ground it
         return ON_PAGE, same[0][0][2], page
     metric = words - asked.subject or words  # a sentence names "liabilities", not only the "IMFT" every line is about
-    for sentence in sentences(text, lines=True):
-        if stems(sentence) & metric and names_operation(asked.operation, sentence) \
+    lines = [(sentence, stems(sentence) & metric) for sentence in sentences(text, lines=True)]
+    # of the page's sentences that state a number, the one that names most of the metric (a table's line sets no
+    # bar on a page with prose), as of its cells the best one; a calculation's operands answer parts of the question,
+    # and a year dates what the sentence names, which the question may name in few of its words ("In what year was
+    # the man that resigned as President of Israel before the election born?")
+    stating = [(line, named) for line, named in lines if numbers_in(line)]
+    top = max((len(named) for line, named in stating if COLUMN_GAP not in line), default=0) or max(
+        (len(named) for _, named in stating), default=0)
+    for sentence, named in lines:
+        if named and (len(named) >= top or not single or year) and names_operation(asked.operation, sentence) \
                 and not (year and single and rows and len(set(YEAR.findall(sentence))) > 1):  # a table header's years
             stated_for = number_years(sentence) if years else {}  # "RMB77 million (2018: RMB229 million)"
             for start, end, number in number_spans(sentence):
@@ -919,6 +931,10 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
         resolved = [_PRONOUN.sub(lambda match: _subject(place[0], match), sentence, count=1) for sentence in printed]
         title = stems(place[0])
         about = [(stems(sentence) | title) & asked for sentence in resolved]
+        # a sentence opening with an anaphor ("The increase was due to ...", "This reflects ...") goes on about the
+        # one before it
+        about = [named | (about[at - 1] if at and _ANAPHOR.match(sentence) else set()) for at, (named, sentence)
+                 in enumerate(zip(about, printed))]
         # a table's line (its cells apart by the column gap) is no sentence to outdo, unless the page has no other
         top = max((len(named) for named, line in zip(about, printed) if COLUMN_GAP not in line), default=0) \
             or max(map(len, about), default=0)
@@ -945,18 +961,24 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
 # wrong names: "Europe" for "founded by who?", "American" for "the mayor of what city?", "Solo" of "Solo
 # pistols" for "what company?"): the wh-word's type, told by general cues of the sentence that prints it.
 _ASKS_WHO = re.compile(r"^\s*(?:who|whom)\b|\bwhom?\s*\??\s*$", re.IGNORECASE)  # not a relative "the singer who is"
-_ASKS_WHERE = re.compile(r"^\s*where\b|\bwhere\s*\??\s*$|\b(?:what|which)\s+(?:\w+\s+)?(?:city|cities|towns?|country|countries|"
-                         r"states?|county|counties|provinces?|regions?|villages?|places?|locations?|continents?|islands?)\b",
+_PLACE_KINDS = (r"city|cities|towns?|country|countries|states?|county|counties|provinces?|regions?|villages?|places?|"
+                r"locations?|continents?|islands?")
+_ASKS_WHERE = re.compile(rf"^\s*where\b|\bwhere\s*\??\s*$|\b(?:what|which)\s+(?:\w+\s+)?(?P<kind>{_PLACE_KINDS})\b",
                          re.IGNORECASE)
+# what a page calls a place ("a town in Norfolk County", "the capital of ...", "a commune in ...")
+_PLACE = re.compile(rf"\b(?:{_PLACE_KINDS}|capital|municipality|commune|suburb|borough|district|neighbou?rhood|community|"
+                    r"settlement|hamlet|metropolis|area|territory|prefecture|parish|port)\b", re.IGNORECASE)
 # "when" (and "which century") asks for a time: a name that prints no number, month or word of time is none
 # ("Type H Carrier Fighter" for "... first developed when?"; "World War II", "the Christmas season" are times)
-_ASKS_WHEN = re.compile(r"^\W*when\b|\bwhen\s*\??\s*$|\b(?:what|which)\s+(?:\w+\s+)?(?:century|centuries|decades?|eras?)\b",
-                        re.IGNORECASE)
+_ASKS_WHEN = re.compile(r"^\W*when\b|\bwhen\s*\??\s*$|"
+                        r"\b(?:what|which)\s+(?:\w+\s+)?(?P<kind>century|centuries|decades?|eras?)\b", re.IGNORECASE)
 _TIME = re.compile(rf"\d|\b(?:{'|'.join(MONTHS)}|centur(?:y|ies)|decades?|eras?|ages?|wars?|periods?|reigns?|dynast(?:y|ies)|"
                    r"seasons?|spring|summer|autumn|fall|winter|christmas|easter)\b", re.IGNORECASE)
 _BEFORE_PLACE = {"in", "at", "from", "near", "of", "outside", "across", "to", "within", "into", "throughout", "around"}
 _PERSON_CUES = re.compile(r"\b(?:born|he|she|his|her|died)\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’-]+")
+_ANAPHOR = re.compile(r"\W*(?:this|these|that|those|such|the\s+(?:increase|decrease|change|decline|rise|growth|"
+                      r"improvement|reduction|difference))\b", re.IGNORECASE)
 _PRONOUN = re.compile(r"^\W*(?:(it|he|she|they)|its|his|her|their)\b", re.IGNORECASE)  # a sentence's subject told before
 
 
@@ -996,10 +1018,11 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
     words (the whole answer's) or one whose own page says born, he or she, not a name printed after "in",
     "at" or "from"; "where" (what city, which countries) asks for a place: a name printed after such a
     preposition (within the three words before the whole answer: "the Chairman of the Board" is not printed
-    after "of") or whose own page calls it a place; "when" asks for a time, which a name printing no number,
-    month or word of time is not. `whole`: the whole answer, when `answer` is the part of
-    it the question does not say ("19th" of "19th century"); `item`: it is one item of a list answer, whose
-    kind is the list's."""
+    after "of") or whose own page calls it a place, and for "what city" not a name a cited page calls no kind
+    of place ("an American restaurant holding company"); "when" asks for a time, which a name printing no
+    number, month or word of time is not (for "which century", no answer printing none is). `whole`: the
+    whole answer, when `answer` is the part of it the question does not say ("19th" of "19th century");
+    `item`: it is one item of a list answer, whose kind is the list's."""
     tokens = _WORD.findall(whole or answer)
     after = _WORD.findall(sentence[end:end + 40])
     preceding = [word.lower() for word in _WORD.findall(sentence[max(0, start - 80):start])]
@@ -1021,13 +1044,17 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
                 return f"the question asks for a {kind}, a cited page calls {answer!r} {called}"
         elif not wanted & _terms(sentence):
             return f"the question asks for a {kind}, no cited page says {answer!r} is one"
-    if _ASKS_WHEN.search(question) and _is_name(whole or answer) and not _TIME.search(whole or answer):
+    if (when := _ASKS_WHEN.search(question)) and (when["kind"] or _is_name(whole or answer)) \
+            and not _TIME.search(whole or answer):
         return f"the question asks when, {answer!r} names no time"
     own = " ".join(text for place, text in texts.items() if place[0].lower().startswith(answer.lower().strip(" .")))
     if _ASKS_WHO.search(question):
         capitals = [token for token in tokens if token[:1].isupper()]
         if before and before[-1] in _BEFORE_PLACE - {"of", "to"} or not (len(capitals) >= 2 or _PERSON_CUES.search(own)):
             return f"the question asks who, {answer!r} is printed as no person's name"
+    if (where := _ASKS_WHERE.search(question)) and where["kind"] and _is_name(whole or answer) and not item \
+            and (called := _defined_as(whole or answer, texts)) and not _PLACE.search(called):
+        return f"the question asks for a {where['kind'].lower()}, a cited page calls {answer!r} {called}"
     if _ASKS_WHERE.search(question) and not set(before) & _BEFORE_PLACE \
             and not re.search(r"\b(?:city|town|country|state|capital|village|located|region)\b", own, re.IGNORECASE):
         return f"the question asks where, {answer!r} is printed as no place"
@@ -1135,26 +1162,52 @@ def _figured_verdict(question: str, answer: str, pages: Sequence[tuple[str, int]
                      cells: dict[tuple[str, int], list[dict]], bridges: Sequence[str]) -> Grounding | None:
     """A reader's yes or no to whether a figure rose, fell or changed between two periods, stated with the two
     figures it rests on ("Yes, net earnings as a percent of sales increased from 20% in Q2 of FY2022 to 20.1%
-    in Q2 of FY2023."): grounded when each figure grounds as the question's metric in its own period's year
-    (`_ground_number`), to the decimals the page prints (20.0 is not 20.1 rounded: the direction rests on the
-    difference), the verdict agrees with their direction, and any other number it states is their difference
-    or percentage change; None when it states no two figures of two periods, or the question asks no direction."""
+    in Q2 of FY2023."): `_figured_change`, the verdict agreeing with the figures' direction; None when it states
+    no two figures of two periods, or the question asks no direction."""
     claim = asks_yes_no(question)
     direction = _DIRECTION.search(claim)
     asked = "change" if _CHANGE.search(claim) else direction.lastgroup if direction else ""
+    if asked not in ("up", "down", "change"):
+        return None
+    return _figured_change(claim, question, answer, pages, texts, cells, bridges,
+                           lambda delta: {"up": delta > 0, "down": delta < 0, "change": delta != 0}[asked]
+                           == (_YES_NO_START.match(answer)[0].strip().lower() == "yes"))
+
+
+def _stated_change(question: str, answer: str, pages: Sequence[tuple[str, int]], texts: dict[tuple[str, int], str],
+                   cells: dict[tuple[str, int], list[dict]], bridges: Sequence[str]) -> Grounding | None:
+    """A change stated by its two figures instead of computed ("The effective tax rate has changed from 20% in
+    FY2021 to 23% in FY2022." for "How much has the effective tax rate changed between FY2021 and FY2022?"):
+    `_figured_change`, a rise or fall the answer names agreeing with the figures; None when the question asks
+    for no change or difference, or the answer states no two figures of two periods."""
+    if not operations(question) & {"change", "difference"}:
+        return None
+    said = _DIRECTION.search(answer)
+    return _figured_change(question, question, answer, pages, texts, cells, bridges,
+                           lambda delta: said is None or said.lastgroup not in ("up", "down")
+                           or (delta > 0) == (said.lastgroup == "up"))
+
+
+def _figured_change(claim: str, question: str, answer: str, pages: Sequence[tuple[str, int]],
+                    texts: dict[tuple[str, int], str], cells: dict[tuple[str, int], list[dict]], bridges: Sequence[str],
+                    agrees: Callable[[float], bool]) -> Grounding | None:
+    """An answer stating the two figures a change rests on, each with its period: grounded when each figure
+    grounds as the question's metric in its own period's year (`_ground_number`), to the decimals the page
+    prints (20.0 is not 20.1 rounded: the direction rests on the difference), what it says of them `agrees`
+    with their difference (later less earlier), and any other number it states is their difference or
+    percentage change; None when it states no two figures of two periods. The `claim`'s words for the change
+    ("increase", "changed") are what it says of the metric, not the metric."""
     figures, others = stated_figures(answer)
-    if asked not in ("up", "down", "change") or len(figures) != 2 or figures[0].period == figures[1].period:
+    if len(figures) != 2 or figures[0].period == figures[1].period:
         return None
     earlier, later = sorted(figures, key=lambda figure: figure.period)
-    delta = later.value - earlier.value
-    holds = {"up": delta > 0, "down": delta < 0, "change": delta != 0}[asked]
-    if holds != (_YES_NO_START.match(answer)[0].strip().lower() == "yes"):
+    if not agrees(later.value - earlier.value):
         return Grounding(UNSUPPORTED, f"the verdict disagrees with its figures: {earlier.printed} then {later.printed}")
     if changed := [printed for printed in others if not is_change(printed, figures)]:
         return Grounding(ON_PAGE, f"{changed[0]} is neither the figures' difference nor their percentage change")
     claimed = stems(" ".join(found[0] for found in itertools.chain(_DIRECTION.finditer(claim), _CHANGE.finditer(claim))))
     result = Grounding(GROUNDED, pages={place: ON_PAGE for place in texts})
-    for figure in figures:  # the claim's "increase" or "change" is what the verdict says of the metric, not the metric
+    for figure in figures:
         asked_in = _asked(question, answer, bridges, {str(figure.period[0])}, True, "")
         asked_in = replace(asked_in, words=asked_in.words - claimed, said=asked_in.said - claimed, exact=True)
         grounding = _ground_values([figure.value], pages, texts, cells, asked_in)

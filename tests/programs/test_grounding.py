@@ -774,6 +774,33 @@ def test_places_asked_in_the_plural_keep_the_place_rule_not_the_kind_rule():
     assert ground(question, "Greece", None, page, passage).level == GROUNDED
 
 
+def test_a_name_a_cited_page_calls_no_place_does_not_answer_which_city():
+    """"In what city?" asks for a place: a company that a cited page defines as one is none, though it is printed
+    after "of" in the sentence that names the question."""
+    pages = _Pages({"Jon Luther": "Jon Luther was the chairman and CEO of Acme Restaurant Group, headquartered in Canton.",
+                    "Acme Restaurant Group": "Acme Restaurant Group is an American restaurant holding company.",
+                    "Canton": "Canton is a town in Norfolk County, Massachusetts."})
+    question = "Jon Luther was the chairman and CEO of a restaurant holding company headquartered in what city?"
+    cited = [(doc_id, 1) for doc_id in pages.texts]
+    assert ground(question, "Canton", None, cited, pages).level == GROUNDED
+    assert ground(question, "Acme Restaurant Group", None, cited, pages).level == ON_PAGE
+
+
+def test_a_number_in_prose_grounds_in_the_sentence_naming_most_of_the_metric_and_an_anaphor_goes_on_about_the_last():
+    """Of a page's sentences that state a number, the one naming most of the question's metric holds a single value
+    (another naming one of its words holds another metric's); "The increase was due to ..." is about the increase
+    the sentence before it names."""
+    pages = _Pages({"Note 9": "We paid federal income taxes of $36.5 million in fiscal 2019. Our federal research credits "
+                              "were $4.2 million in fiscal 2019. Deferred revenue increased by $12.0 million in 2019. The "
+                              "increase was due to higher subscription sales. Marketing costs rose on wider advertising."})
+    question, page = "What was the federal income tax paid in fiscal 2019?", [("Note 9", 1)]
+    assert ground(question, "$36.5 million", None, page, pages).level == GROUNDED
+    assert ground(question, "$4.2 million", None, page, pages).level == ON_PAGE
+    why = "What was the reason for the increase in deferred revenue?"
+    assert ground(why, "higher subscription sales", None, page, pages).level == GROUNDED
+    assert ground(why, "wider advertising", None, page, pages).level == ON_PAGE
+
+
 class _GroupedTable:
     """A corpus of one page holding one table whose rows are printed under label-only lines (page_cells' "group")."""
 
@@ -845,6 +872,23 @@ def test_a_verdict_stated_with_its_two_figures_grounds_when_each_grounds_in_its_
     assert said("No", "20.1", "20.0").level == ON_PAGE  # each figure read in the other's period
     assert said("No", "33.0", "32.2").level == ON_PAGE  # another row's figures
     assert ground(question, "Yes.", None, page, table).level == ON_PAGE  # a bare verdict, as before
+
+
+def test_a_change_stated_by_its_two_figures_grounds_when_each_grounds_in_its_period():
+    """"How much has X changed?" answered by the change's two figures, each with its period, as a capable reader
+    writes it: each must be the question's metric in its own period, a rise or fall it names their direction."""
+    table = _Table("Acme provision for income taxes", {"Effective tax rate": {"2022": "23", "2021": "20"},
+                                                       "Statutory rate": {"2022": "21", "2021": "21"}})
+    question, page = "How much has the effective tax rate of Acme changed between FY2021 and FY2022?", [("d", 1)]
+    said = lambda how, first, second: ground(
+        question, f"The effective tax rate of Acme has {how} from {first}% in FY2021 to {second}% in FY 2022.", None, page, table)
+    assert said("changed", "20", "23").level == GROUNDED
+    assert said("increased", "20", "23").level == GROUNDED
+    assert said("decreased", "20", "23").level != GROUNDED  # the fall it names against its figures
+    assert said("changed", "23", "20").level != GROUNDED  # each figure read in the other's period
+    assert said("changed", "21", "23").level != GROUNDED  # another row's figure
+    assert ground("What was the effective tax rate of Acme in FY2022?", "It went from 20% in FY2021 to 23% in FY2022.",
+                  None, page, table).level != GROUNDED  # no change asked: not read as one
 
 
 def test_a_company_name_its_documents_id_runs_together_is_no_metric_word_of_a_row():
@@ -984,3 +1028,7 @@ def test_when_asks_for_a_time_which_a_name_without_one_is_not():
     assert ground(question, "early twentieth century", None, [("Aircraft carrier", 1)], passage).level == GROUNDED
     assert ground(question, "Aichi", None, [("Aircraft carrier", 1)], passage).level == ON_PAGE
     assert ground(question, "Junkers", None, [("Aircraft carrier", 1)], passage).level == ON_PAGE  # no "June"
+    pigeons = _Passage("Carrier pigeon\nCarrier pigeons were first bred in the nineteenth century as a hardy messenger breed.")
+    century = "In which century were carrier pigeons first bred?"  # asks for a time whatever the answer: a name or not
+    assert ground(century, "the nineteenth century", None, [("Carrier pigeon", 1)], pigeons).level == GROUNDED
+    assert ground(century, "hardy messenger breed", None, [("Carrier pigeon", 1)], pigeons).level == ON_PAGE
