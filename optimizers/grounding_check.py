@@ -9,6 +9,9 @@ computed value is grounded through its operands, which the gold does not give), 
 - `distractor_grounded_rate`: a wrong value of the same kind printed on the same pages (another number
   for a numeric gold, another name for a text gold, the opposite verdict for a yes/no gold), picked at random with a
   fixed seed, grounded. A wrong answer that grounds is one a user would trust.
+- `every_distractor_grounded_rate` (`every_distractor_n`): every wrong value of the gold's kind printed on the
+  gold pages, each stated as the answer, grounded: the same measure without the draw, so a check's effect on
+  wrong answers shows over thousands of values rather than one a question.
 - `retrieved_distractor_grounded_rate`: the same for a wrong value printed only on the pages among the
   question's top 5 hybrid passages (what one read sees) that are not gold pages, grounded on all those
   pages: a read that copies a name from the wrong page. `retrieved_gold_grounded_rate`: the gold answer
@@ -52,8 +55,9 @@ def gold_text(answer) -> str:
     return " and ".join(map(str, answer)) if isinstance(answer, list) else str(answer)
 
 
-def distractor(question: str, gold: str, text: str, rng: random.Random, printed: str = "") -> str:
-    """A wrong value of the gold's kind printed in `text` and not in `printed`, or "" when there is none."""
+def distractors(question: str, gold: str, text: str, printed: str = "") -> list[str]:
+    """Every wrong value of the gold's kind printed in `text` and not in `printed`: another number for a
+    numeric gold, another name for a text one."""
     golds = [number for _, _, number in number_spans(gold)]
     if golds:
         elsewhere = [number for _, _, number in number_spans(printed)]
@@ -62,7 +66,13 @@ def distractor(question: str, gold: str, text: str, rng: random.Random, printed:
     else:
         others = [name for name in names(text) if not (named := stems(name)) & stems(gold)
                   and not named <= stems(question) and name.lower() not in printed.lower()]
-    return rng.choice(sorted(set(others))) if others else ""
+    return sorted(set(others))
+
+
+def distractor(question: str, gold: str, text: str, rng: random.Random, printed: str = "") -> str:
+    """One of `distractors`, at random, or "" when there is none."""
+    others = distractors(question, gold, text, printed)
+    return rng.choice(others) if others else ""
 
 
 def gold_pages(example, corpus: Corpus) -> list[tuple[str, int]]:
@@ -109,7 +119,7 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
     if files:
         prepare_index(files, Path(index_dir))
     corpus = Corpus(index_dir)
-    counts = {name: Counter() for name in ("gold", "distractor", "retrieved_gold", "retrieved_distractor")}
+    counts = {name: Counter() for name in ("gold", "distractor", "every_distractor", "retrieved_gold", "retrieved_distractor")}
     rungs = Counter()  # the code rungs' answers: ("comparison", "answered" or "right")
     for example in chosen:
         rng = random.Random(f"{seed}:{example.id}")
@@ -130,6 +140,8 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
         on_gold_pages = "\n".join(corpus.page_text(*page) or "" for page in pages)
         if other := distractor(example.question, answer, on_gold_pages, rng):
             counts["distractor"][ground(example.question, other, None, pages, corpus).level] += 1
+        for other in distractors(example.question, answer, on_gold_pages):
+            counts["every_distractor"][ground(example.question, other, None, pages, corpus).level] += 1
         elsewhere = "\n".join(corpus.page_text(*page) or "" for page in retrieved if page not in pages)
         if other := distractor(example.question, answer, elsewhere, rng, printed=on_gold_pages):
             counts["retrieved_distractor"][ground(example.question, other, None, retrieved, corpus).level] += 1
@@ -138,7 +150,7 @@ def evaluate_grounding(dataset: str, data: str | Path, index_dir: str | Path, sp
                     "distractor_n": sum(counts["distractor"].values())}
     for name, counted in counts.items():
         total = sum(counted.values())
-        if name.startswith("retrieved"):
+        if name.startswith(("retrieved", "every")):
             result[f"{name}_n"] = total
         for level in reversed(LEVELS):
             result[f"{name}_{level}_rate"] = round(counted[level] / total, 4) if total else 0.0

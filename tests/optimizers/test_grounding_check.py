@@ -8,7 +8,7 @@ import mlflow
 import pytest
 
 from ferret.optimizers.datasets import _example
-from ferret.optimizers.grounding_check import distractor, gold_text, table_outcome
+from ferret.optimizers.grounding_check import distractor, distractors, gold_text, table_outcome
 from ferret.optimizers.tracking import tracking_uri
 from ferret.cli import main
 
@@ -35,6 +35,8 @@ def test_eval_grounding_rates_gold_answers_and_wrong_values_of_their_pages(small
     # a yes/no question's distractor is the opposite verdict; the numeric ones get another number of the page;
     # none grounds
     assert summary["distractor_n"] == 3 and summary["distractor_grounded_rate"] == 0.0
+    # every other number of the report's page, for each numeric question (the drawn one among them): none grounds
+    assert summary["every_distractor_n"] > summary["distractor_n"] and summary["every_distractor_grounded_rate"] == 0.0
     # the top 5 passages hold the report's page and the receipts': a receipt's amount never grounds there
     assert summary["retrieved_gold_n"] == 3 and summary["retrieved_gold_grounded_rate"] == pytest.approx(1 / 3, abs=1e-3)
     assert summary["retrieved_distractor_n"] == 2 and summary["retrieved_distractor_grounded_rate"] == 0.0
@@ -47,6 +49,7 @@ def test_a_distractor_is_a_value_of_the_golds_kind_that_is_not_the_gold():
     numbers = {distractor("What was revenue?", "1,250", text, random.Random(seed)) for seed in range(20)}
     assert numbers <= {"2023", "1,100", "2022"} and "1,100" in numbers  # never the gold, never a small list number
     assert distractor("Who sold it?", "Acme Tire Co.", text, random.Random(0)) in {"Revenue", "Volta Motors"}
+    assert distractors("What was revenue?", "1,250", text) == ["1,100", "2022", "2023"]  # every one the draw picks from
     assert distractor("What was revenue?", "1,250", "Revenue 1,250", random.Random(0)) == ""
     # none printed where `printed` prints it (the gold pages, for a wrong value of another page)
     assert distractor("What was revenue?", "1,250", text, random.Random(0), printed="1,100 in 2023, 2022") == ""
