@@ -199,10 +199,11 @@ def oracle_answer(record: Reading, shown: list[Shown], printed_only: bool = Fals
         return None if printed_only else _counted(example, value.number, evidence) or _calculated(example, shown, evidence)
     found = []
     for item in items:
-        lead = first_sentence(item) if len(item.split()) > SENTENCE_GOLD else item
+        written = len(item.split()) > SENTENCE_GOLD  # a sentence-long gold
+        lead = first_sentence(item) if written else item
         holding = sorted((s for s in shown if f" {normalize(item)} " in f" {normalize(s.text)} "),
                          key=lambda s: not record.is_evidence(s))
-        if not holding and len(item.split()) > SENTENCE_GOLD and not printed_only:
+        if not holding and written and not printed_only:
             holding = evidence  # a sentence-long gold is the evidence's gist, not its words
         if not holding:
             return None

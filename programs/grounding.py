@@ -549,9 +549,7 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     # bar on a page with prose), as of its cells the best one; a calculation's operands answer parts of the question,
     # and a year dates what the sentence names, which the question may name in few of its words ("In what year was
     # the man that resigned as President of Israel before the election born?")
-    stating = [(line, named) for line, named in lines if numbers_in(line)]
-    top = max((len(named) for line, named in stating if COLUMN_GAP not in line), default=0) or max(
-        (len(named) for _, named in stating), default=0)
+    top = _most_named([(line, named) for line, named in lines if numbers_in(line)])
     for sentence, named in lines:
         if named and (len(named) >= top or not single or year) and names_operation(asked.operation, sentence) \
                 and not (year and single and rows and len(set(YEAR.findall(sentence))) > 1):  # a table header's years
@@ -935,9 +933,7 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
         # one before it
         about = [named | (about[at - 1] if at and _ANAPHOR.match(sentence) else set()) for at, (named, sentence)
                  in enumerate(zip(about, printed))]
-        # a table's line (its cells apart by the column gap) is no sentence to outdo, unless the page has no other
-        top = max((len(named) for named, line in zip(about, printed) if COLUMN_GAP not in line), default=0) \
-            or max(map(len, about), default=0)
+        top = _most_named(list(zip(printed, about)))
         for sentence, named, as_printed in zip(resolved, about, printed):
             if found := phrase.search(sentence):
                 level = GROUNDED if named and (len(named) >= top or _beside_gap(question, sentence, found)) else ON_PAGE
@@ -1037,7 +1033,8 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
     printed = re.finditer(re.escape(answer), sentence, re.IGNORECASE)  # a name may be printed in a title and outside it
     if all(_inside_title(sentence, *found.span(), whole) for found in printed):
         return f"{answer!r} is printed as a part of a longer quoted title"
-    if (kind := asked_kind(question)) and _is_name(whole or answer) and not item and not _ASKS_WHERE.search(question):
+    where = _ASKS_WHERE.search(question)
+    if (kind := asked_kind(question)) and _is_name(whole or answer) and not item and not where:
         wanted = _terms(kind)
         if called := _defined_as(whole or answer, texts):
             if not wanted & _terms(called):
@@ -1052,10 +1049,10 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
         capitals = [token for token in tokens if token[:1].isupper()]
         if before and before[-1] in _BEFORE_PLACE - {"of", "to"} or not (len(capitals) >= 2 or _PERSON_CUES.search(own)):
             return f"the question asks who, {answer!r} is printed as no person's name"
-    if (where := _ASKS_WHERE.search(question)) and where["kind"] and _is_name(whole or answer) and not item \
+    if where and where["kind"] and _is_name(whole or answer) and not item \
             and (called := _defined_as(whole or answer, texts)) and not _PLACE.search(called):
         return f"the question asks for a {where['kind'].lower()}, a cited page calls {answer!r} {called}"
-    if _ASKS_WHERE.search(question) and not set(before) & _BEFORE_PLACE \
+    if where and not set(before) & _BEFORE_PLACE \
             and not re.search(r"\b(?:city|town|country|state|capital|village|located|region)\b", own, re.IGNORECASE):
         return f"the question asks where, {answer!r} is printed as no place"
     return ""
@@ -1156,6 +1153,13 @@ def _verdict(texts: dict[tuple[str, int], str]) -> Grounding:
     not its verdict, so the opposite verdict would ground as well."""
     return Grounding(ON_PAGE, "a yes or no that code did not compute: a page grounds the claim, not the verdict",
                      pages={place: ON_PAGE for place in texts})
+
+
+def _most_named(lines: list[tuple[str, set[str]]]) -> int:
+    """How many of the question's words the page's line (its text, the words it names) naming most of them names;
+    a table's line (its cells apart by the column gap) sets no bar unless the page has no other."""
+    return max((len(named) for line, named in lines if COLUMN_GAP not in line), default=0) \
+        or max((len(named) for _, named in lines), default=0)
 
 
 def _figured_verdict(question: str, answer: str, pages: Sequence[tuple[str, int]], texts: dict[tuple[str, int], str],
