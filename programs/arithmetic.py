@@ -110,6 +110,17 @@ def names_operation(question: str, text: str) -> bool:
     return not asked or any(_OPERATIONS[name].search(text) or name == "ratio" and SHARE.search(text) for name in asked)
 
 
+def percentage_made(expression: str) -> float | None:
+    """The value of a calculation that divides and multiplies the ratio by 100 ("(2,532 - 98) / 98 * 100"): a
+    percentage, however large; None for any other expression."""
+    try:
+        computed = compute(expression)
+    except ExpressionError:
+        return None
+    made = "/" in expression and any(computed.operands[at].value == 100 for at in computed.structural)
+    return computed.value if made else None
+
+
 def is_calculation(expression: str) -> bool:
     """True when the text applies an operator (a lone number or reference is a value, not a calculation)."""
     return bool(re.search(r"[-+*/×÷−–]", _OPERAND.sub("x", expression)))

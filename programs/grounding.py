@@ -41,7 +41,7 @@ from ferret.corpus.words import MONTHS, STOPWORDS, sentences
 from ferret.corpus.numbers import YEAR, YEAR_RANGE, is_change, number_spans, number_years, numbers_in, rounds_to, stated_figures
 from ferret.corpus.pdf import COLUMN_GAP
 from ferret.corpus.tables import PERCENT_HEADER
-from ferret.programs.arithmetic import SHARE, names_operation, operations
+from ferret.programs.arithmetic import SHARE, names_operation, operations, percentage_made
 from ferret.programs.hops import linked, names, offered, parts, title_name
 from ferret.programs.passage_answer import asks_yes_no
 from ferret.programs.verify import SCALES, TOLERANCE, same_number
@@ -89,6 +89,7 @@ _ASKS_REASON = re.compile(r"\s*(?:why|what (?:drove|caused|explains|led|does|do|
 _ASKS_DATE = re.compile(r"\b(?:what|which)\s+(?:is|was|are|were)\s+the\s+(?:[\w'-]+\s+){0,3}dates?\b",  # "the maturity date"
                         re.IGNORECASE)
 _ASKS_QUANTITY = re.compile(rf"\b(?:{_QUANTITY})\b", re.IGNORECASE)  # a metric's name alone is not
+_DANGLING = re.compile(r"\b(?:to|as|by|for|of|from|with|on|into|at|about)\s*\?\s*$", re.IGNORECASE)  # "... related to?"
 _ASKS_ITEMS = re.compile(r"\s*(?:what|which)\s+(?:are|were)\b", re.IGNORECASE)  # "What are the components of the ratio?"
 _ASKS_PURPOSE = re.compile(r"\b(?:purpose|objective|used for|used to|represent|include[sd]?|nature|reason)\b", re.IGNORECASE)
 # a question that only names a term asks what it is, and a clause answers it: "What is aggregate intrinsic value?",
@@ -197,6 +198,21 @@ def asks_number(question: str) -> bool:
         and not _ASKS_DATE.search(question)
 
 
+def _asks_other_kind(question: str) -> bool:
+    """The question asks for a kind of thing that is no quantity nor metric ("In which currency was the total amount
+    of financial assets the smallest?", "Which factors are considered when constructing the rate of return?")."""
+    return bool(kind := asked_kind(question)) and not _ASKS_NUMBER.search(kind)
+
+
+def _asks_beside_metric(question: str) -> bool:
+    """The question names a metric but asks no quantity of it (how much, amount, change, ...) and something else:
+    when or where, a kind of thing that is no metric ("the near term forecast for expenses"), or what the metric
+    relates to ("What are these costs primarily related to?"); not its value ("What was Consumer revenue in 2022?")."""
+    return not _ASKS_QUANTITY.search(question) and bool(
+        _ASKS_WHEN.search(question) or _ASKS_WHERE.search(question) or _DANGLING.search(question)
+        or _asks_other_kind(question))
+
+
 def expected_type(question: str, answer: str) -> str:
     """Why the answer is not of the type the question asks for ("" when it is)."""
     core = _YES_NO_START.sub("", answer).strip(" .")
@@ -208,7 +224,7 @@ def expected_type(question: str, answer: str) -> str:
     if _ASKS_PERSON.search(question) and not asks_yes_no(question) and not stems(YEAR.sub("", core).translate(_DIGITS)):
         return "the question asks who, the answer is a number"
     if asks_number(question) and _ASKS_QUANTITY.search(question) and not _ASKS_ITEMS.match(question) \
-            and not _ASKS_YEAR.search(question) and not has_number:
+            and not _ASKS_YEAR.search(question) and not has_number and not _asks_other_kind(question):
         return "the question asks for a number"
     if asks_reason(question) and re.fullmatch(r"[-$\d.,%\s]+(?:million|billion|thousand)?", core or "x"):
         return "the question asks why or how, the answer is a number"
@@ -323,8 +339,9 @@ def asks_percent(question: str) -> bool:
 def unit_type(question: str, answer: str, computation: str = "") -> str:
     """Why the number an answer states has not the unit, scale or sign its question names ("" when it
     has, or when the question names none): a percentage asked is printed as one, or is a number below a
-    thousand without a scale word or a currency; an amount asked in a scale ("in USD billions") is no
-    percentage, and read in that scale stays below a trillion (its number converted: 4,500 where
+    thousand without a scale word or a currency, unless it is the value of a calculation that divides and
+    multiplies by 100 ("(2,532 - 98) / 98 * 100": a change from a small base); an amount asked in a scale ("in USD billions")
+    is no percentage, and read in that scale stays below a trillion (its number converted: 4,500 where
     billions are asked is millions copied); a per-share amount is below a thousand, without a scale
     word; an amount paid or spent is not negative; a growth rate computed divides. General over
     financial questions: units, scales and signs, not one set's wording (chosen on the train splits)."""
@@ -335,7 +352,9 @@ def unit_type(question: str, answer: str, computation: str = "") -> str:
         if not any(percent for _, percent, _, _ in printed):
             if any(scaled or currency for _, _, scaled, currency in printed):
                 return "the question asks for a percentage, the answer is an amount"
-            if any(abs(number) >= MAX_SMALL for number, _, _, _ in printed):
+            made = percentage_made(computation)
+            if any(abs(number) >= MAX_SMALL and (made is None or abs(number - made) > TOLERANCE * abs(made))
+                   for number, _, _, _ in printed):
                 return "the question asks for a percentage, the answer is a value in the thousands"
         if computation and _RELATIVE.search(question) and "/" not in computation:
             return f"the question asks for a growth rate, not {computation}"
@@ -400,8 +419,12 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
             return _ground_text(question, answer, texts, bridges, cells)
         values = stated_numbers(answer, question)
     if not values:
-        # "Debtors, Cash and cash equivalents" for "What made up current assets?", "two-time" for "How many times?"
-        if list_items(answer) or _NUMBER_WORDS.search(answer):
+        # "Debtors, Cash and cash equivalents" for "What made up current assets?", "two-time" for "How many times?";
+        # a question that names a metric but asks something else of it is answered in words, or when it asks when,
+        # in years: "Third party advisory services" for "What are strategic alternative evaluation costs primarily
+        # related to?", "2018" for "When has IMFT discontinued the production of NAND?"
+        if list_items(answer) or _NUMBER_WORDS.search(answer) or _asks_beside_metric(question) and (
+                stems(answer) - _UNITS or _ASKS_WHEN.search(question)):
             return _ground_text(question, answer, texts, bridges, cells)
         return Grounding(UNSUPPORTED, "the answer states no number")
     years = question_years(question) | (set(YEAR.findall(answer)) if verdict else set())
@@ -879,6 +902,11 @@ def _labelled(items: list[str], labels: dict[tuple[str, ...], str]) -> list[tupl
     return wanted
 
 
+def _unasked_number(token: str, question: str) -> bool:
+    """`token` is a number ("2018", "2,000") that the question does not print."""
+    return bool(numbers_in(token)) and not re.search(r"(?<![\d.,])" + re.escape(token.strip(".,")) + r"(?![\d]|[.,]\d)", question)
+
+
 def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str],
                   item: bool = False) -> Grounding:
     """A text value: the words the answer adds to the question, printed together on a cited page about
@@ -892,7 +920,9 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
     the question's gap asks for (`gap_type`; `item`: the answer is an item of a list)."""
     asked = stems(question)
     tokens = _TOKEN.findall(_YES_NO_START.sub("", answer))
-    new = [i for i, token in enumerate(tokens) if stems(token) - asked and token.strip(".,").lower() not in _LEGAL_FORMS]
+    generic = GENERIC if len(tokens) == 1 else set()  # a generic word alone ("Total", "Company") says nothing
+    new = [i for i, token in enumerate(tokens) if (stems(token) - asked - generic or _unasked_number(token, question))
+           and token.strip(".,").lower() not in _LEGAL_FORMS]  # a year the question does not print is a value too
     answered = stems(answer) - asked
     asked = asked | stems(" ".join(bridge for bridge in bridges if not stems(bridge) & answered))
     if (options := offered(question)) and not any(stems(option) & stems(answer) for option in options):
@@ -934,9 +964,11 @@ def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str],
         about = [named | (about[at - 1] if at and _ANAPHOR.match(sentence) else set()) for at, (named, sentence)
                  in enumerate(zip(about, printed))]
         top = _most_named(list(zip(printed, about)))
+        prose = any(COLUMN_GAP not in line and not _heading(line) for line in printed)  # a heading grounds nothing
         for sentence, named, as_printed in zip(resolved, about, printed):
             if found := phrase.search(sentence):
-                level = GROUNDED if named and (len(named) >= top or _beside_gap(question, sentence, found)) else ON_PAGE
+                level = GROUNDED if named and (len(named) >= top or _beside_gap(question, sentence, found)) \
+                    and not (prose and _heading(as_printed)) else ON_PAGE
                 if level == GROUNDED and (miss := gap_type(question, found[0], sentence, found.start(), found.end(), texts,
                                                                _YES_NO_START.sub("", answer), item)):
                     level = ON_PAGE
@@ -964,10 +996,10 @@ _ASKS_WHERE = re.compile(rf"^\s*where\b|\bwhere\s*\??\s*$|\b(?:what|which)\s+(?:
 # what a page calls a place ("a town in Norfolk County", "the capital of ...", "a commune in ...")
 _PLACE = re.compile(rf"\b(?:{_PLACE_KINDS}|capital|municipality|commune|suburb|borough|district|neighbou?rhood|community|"
                     r"settlement|hamlet|metropolis|area|territory|prefecture|parish|port)\b", re.IGNORECASE)
-# "when" (and "which century") asks for a time: a name that prints no number, month or word of time is none
+# "when" (and "which century", "what period") asks for a time: a name that prints no number, month or word of time is none
 # ("Type H Carrier Fighter" for "... first developed when?"; "World War II", "the Christmas season" are times)
 _ASKS_WHEN = re.compile(r"^\W*when\b|\bwhen\s*\??\s*$|"
-                        r"\b(?:what|which)\s+(?:\w+\s+)?(?P<kind>century|centuries|decades?|eras?)\b", re.IGNORECASE)
+                        r"\b(?:what|which)\s+(?:\w+\s+)?(?P<kind>century|centuries|decades?|eras?|periods?)\b", re.IGNORECASE)
 _TIME = re.compile(rf"\d|\b(?:{'|'.join(MONTHS)}|centur(?:y|ies)|decades?|eras?|ages?|wars?|periods?|reigns?|dynast(?:y|ies)|"
                    r"seasons?|spring|summer|autumn|fall|winter|christmas|easter)\b", re.IGNORECASE)
 _BEFORE_PLACE = {"in", "at", "from", "near", "of", "outside", "across", "to", "within", "into", "throughout", "around"}
@@ -1153,6 +1185,12 @@ def _verdict(texts: dict[tuple[str, int], str]) -> Grounding:
     not its verdict, so the opposite verdict would ground as well."""
     return Grounding(ON_PAGE, "a yes or no that code did not compute: a page grounds the claim, not the verdict",
                      pages={place: ON_PAGE for place in texts})
+
+
+def _heading(line: str) -> bool:
+    """A heading: a line of two or more words that names topics, every word capitalised ("Cost of Revenue, Gross
+    Profit and Gross Margin"), not a sentence that states something of them."""
+    return len(_WORD.findall(line)) >= 2 and _is_name(line) and not line.rstrip().endswith(".")
 
 
 def _most_named(lines: list[tuple[str, set[str]]]) -> int:

@@ -16,7 +16,7 @@ from ferret.programs.confirm import confirmed
 from ferret.programs.display import citation_mark, grounding_lines
 from ferret.programs.grounding import (GROUNDED, ON_PAGE, UNSUPPORTED, asks_number, computed_type, expected_type, ground,
                                       list_items, numbers_only,
-                                      question_stems, settle)
+                                      question_stems, settle, unit_type)
 from ferret.programs.lm import answering
 from ferret.programs.verify import same_number
 from ferret.signatures import ConfirmAnswer
@@ -1033,3 +1033,43 @@ def test_when_asks_for_a_time_which_a_name_without_one_is_not():
     century = "In which century were carrier pigeons first bred?"  # asks for a time whatever the answer: a name or not
     assert ground(century, "the nineteenth century", None, [("Carrier pigeon", 1)], pigeons).level == GROUNDED
     assert ground(century, "hardy messenger breed", None, [("Carrier pigeon", 1)], pigeons).level == ON_PAGE
+
+
+def test_a_question_naming_a_metric_but_asking_no_quantity_is_answered_in_words_or_when_it_asks_when_in_years():
+    """A metric named ("costs", "production") is no number asked when the question asks something else of it:
+    "Third party advisory services" answers what the costs relate to, and "2018" when production ended (a year the
+    question does not print is what the answer adds); the same words outside the sentence that names the question
+    do not, nor a year for a question that asks no time, nor words for the metric's value. "Which currency" asks for
+    a currency, not the amount its sentence names."""
+    pages = _Pages({"Note 4": "Strategic alternative evaluation costs primarily related to third party advisory "
+                              "services. Restructuring costs primarily related to severance in 2017. IMFT discontinued "
+                              "the production of NAND in 2018. Our memory production grew in 2019."})
+    page = [("Note 4", 1)]
+    related = "What are strategic alternative evaluation costs primarily related to?"
+    assert ground(related, "Third party advisory services", None, page, pages).level == GROUNDED
+    assert ground(related, "severance", None, page, pages).level == ON_PAGE
+    when = "When has IMFT discontinued the production of NAND?"
+    assert ground(when, "2018", None, page, pages).level == GROUNDED
+    assert ground(when, "2019", None, page, pages).level == ON_PAGE
+    assert ground("What are the strategic alternative evaluation costs?", "2018", None, page, pages).level == UNSUPPORTED
+    assert ground("What were restructuring costs in 2017?", "severance", None, page, pages).level == UNSUPPORTED
+    currency = "In which currency was the total amount of financial assets the smallest?"
+    assert expected_type(currency, "Sterling") == ""
+    assert expected_type("What was the total amount of financial assets?", "Sterling") == "the question asks for a number"
+
+
+def test_a_percentage_a_calculation_makes_may_be_in_the_thousands_and_a_heading_or_a_generic_word_states_nothing():
+    """A percentage stated without "%" in the thousands is an amount copied, unless the reader's calculation divides
+    and multiplies by 100 (a change from a small base). A heading names its topics and grounds none of them as an
+    answer, on a page with prose; a generic word alone ("Total") answers nothing."""
+    question = "What was the percentage change in the net sales from JPKO between 2017 and 2018?"
+    assert unit_type(question, "2,483.6735") == "the question asks for a percentage, the answer is a value in the thousands"
+    assert unit_type(question, "2,483.6735", "(2,532 - 98) / 98 * 100") == ""
+    assert unit_type(question, "2,434", "2,532 - 98") != ""
+    pages = _Pages({"Note 5": "Cost of Revenue, Gross Profit and Gross Margin\n\nThe gross margin reflects the mix of "
+                              "products and services. Total gross margin is the sum of the two."})
+    shows, page = "What does the gross margin show?", [("Note 5", 1)]  # the heading names as much of it as the sentence
+    assert ground(shows, "mix of products and services", None, page, pages).level == GROUNDED
+    assert ground(shows, "Cost of Revenue", None, page, pages).level == ON_PAGE
+    assert ground(shows, "Gross Profit", None, page, pages).level == ON_PAGE
+    assert ground(shows, "Total", None, page, pages).level == UNSUPPORTED
