@@ -340,11 +340,11 @@ def unit_type(question: str, answer: str, computation: str = "") -> str:
     """Why the number an answer states has not the unit, scale or sign its question names ("" when it
     has, or when the question names none): a percentage asked is printed as one, or is a number below a
     thousand without a scale word or a currency, unless it is the value of a calculation that divides and
-    multiplies by 100 ("(2,532 - 98) / 98 * 100": a change from a small base); an amount asked in a scale ("in USD billions")
-    is no percentage, and read in that scale stays below a trillion (its number converted: 4,500 where
-    billions are asked is millions copied); a per-share amount is below a thousand, without a scale
-    word; an amount paid or spent is not negative; a growth rate computed divides. General over
-    financial questions: units, scales and signs, not one set's wording (chosen on the train splits)."""
+    multiplies by 100 ("(2,532 - 98) / 98 * 100": a change from a small base); an amount asked in a scale
+    ("in USD billions") is no percentage, and read in that scale stays below a trillion (its number
+    converted: 4,500 where billions are asked is millions copied); a per-share amount is below a thousand,
+    without a scale word; an amount paid or spent is not negative; a growth rate computed divides. General
+    over financial questions: units, scales and signs, not one set's wording (chosen on the train splits)."""
     printed = _printed(answer, question)
     if not printed:
         return ""
@@ -904,7 +904,8 @@ def _labelled(items: list[str], labels: dict[tuple[str, ...], str]) -> list[tupl
 
 def _unasked_number(token: str, question: str) -> bool:
     """`token` is a number ("2018", "2,000") that the question does not print."""
-    return bool(numbers_in(token)) and not re.search(r"(?<![\d.,])" + re.escape(token.strip(".,")) + r"(?![\d]|[.,]\d)", question)
+    printed = r"(?<![\d.,])" + re.escape(token.strip(".,")) + r"(?!\d|[.,]\d)"
+    return bool(numbers_in(token)) and not re.search(printed, question)
 
 
 def _ground_value(question: str, answer: str, texts: dict[tuple[str, int], str], bridges: Sequence[str],
@@ -996,7 +997,8 @@ _ASKS_WHERE = re.compile(rf"^\s*where\b|\bwhere\s*\??\s*$|\b(?:what|which)\s+(?:
 # what a page calls a place ("a town in Norfolk County", "the capital of ...", "a commune in ...")
 _PLACE = re.compile(rf"\b(?:{_PLACE_KINDS}|capital|municipality|commune|suburb|borough|district|neighbou?rhood|community|"
                     r"settlement|hamlet|metropolis|area|territory|prefecture|parish|port)\b", re.IGNORECASE)
-# "when" (and "which century", "what period") asks for a time: a name that prints no number, month or word of time is none
+# "when" (and "which century", "what period") asks for a time: a name that prints no number, month or word of
+# time is none
 # ("Type H Carrier Fighter" for "... first developed when?"; "World War II", "the Christmas season" are times)
 _ASKS_WHEN = re.compile(r"^\W*when\b|\bwhen\s*\??\s*$|"
                         r"\b(?:what|which)\s+(?:\w+\s+)?(?P<kind>century|centuries|decades?|eras?|periods?)\b", re.IGNORECASE)
