@@ -79,7 +79,8 @@ _COUNT = re.compile(r"\bhow many\s+([a-z]+)", re.IGNORECASE)
 _THRESHOLD = re.compile(r"\b(?:(?P<above>exceed(?:ed|s)?|above|more than|greater than|higher than|over)|less than|below|"
                         r"lower than|under|fewer than)\s+(?P<amount>[$€£]?\s?\d[\d,]*(?:\.\d+)?%?"
                         r"(?:\s+(?:thousand|million|billion)s?\b)?)", re.IGNORECASE)
-_ASKS_YEAR = re.compile(r"\b(?:what|which)\s+(?:of\s+the\s+)?(?:financial\s+|fiscal\s+)?years?\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
+_ASKS_YEAR = re.compile(r"\b(?:what|which)\s+(?:of\s+the\s+)?(?:financial\s+|fiscal\s+)?years?\b|"
+                        r"\b(?:what|which)\s+(?:are|were)\s+the\s+years\b|\bwhen\s+(?:was|were|did|is)\b", re.IGNORECASE)
 _QUANTITY = r"how (?:much|many)|amount|percentage|percent|sum|average|difference|change|growth|ratio|rate|margin|cagr|dpo|turnover"
 _ASKS_NUMBER = re.compile(rf"\b(?:{_QUANTITY}|total|revenues?|sales|income|earnings|profits?|costs?|expenses?|expenditures?|"
                           r"capex|assets|liabilities|equity|cash|debt|price|eps|dividends?|balance|value|number|count)\b",
@@ -226,6 +227,9 @@ def expected_type(question: str, answer: str) -> str:
     if asks_number(question) and _ASKS_QUANTITY.search(question) and not _ASKS_ITEMS.match(question) \
             and not _ASKS_YEAR.search(question) and not has_number and not _asks_other_kind(question):
         return "the question asks for a number"
+    if _ASKS_WHEN.search(question) and not _ASKS_QUANTITY.search(question) and any(
+            re.search(r"[$€£¥]", core[start:end]) or _PERCENT_AFTER.match(core[end:]) for start, end, _ in number_spans(core)):
+        return "the question asks when, the answer is an amount"  # "$23,792" for "Over what period is it recognized?"
     if asks_reason(question) and re.fullmatch(r"[-$\d.,%\s]+(?:million|billion|thousand)?", core or "x"):
         return "the question asks why or how, the answer is a number"
     if _ASKS_NAME.search(question) and re.fullmatch(r"[-$\d.,%\s]+", core or "x"):
@@ -403,12 +407,12 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
     # difference whatever it compares, and its operands, not a sentence, ground it, in the years it names
     verdict = bool(computation) and bool(asks_direction(question)) and bool(_VERDICT_START.match(answer))
     pages = list(dict.fromkeys(pages))
-    cells = {place: corpus.page_cells(*place) for place in pages}  # each page's table rows, read once
+    texts = {place: corpus.page_text(*place) or "" for place in pages}
+    cells = {place: _introduced(corpus.page_cells(*place), texts[place]) for place in pages}  # each page's rows, read once
     if values is None and not computation and (row := _extreme_row(question, answer, cells)):
         return Grounding(GROUNDED, shown=[row], pages={place: GROUNDED for place in pages})
     if wrong_type := expected_type(question, answer) or (not verdict and computed_type(question, computation)):
         return Grounding(UNSUPPORTED, wrong_type)
-    texts = {place: corpus.page_text(*place) or "" for place in pages}
     if asks_yes_no(question) and not verdict:
         return _figured_verdict(question, answer, pages, texts, cells, bridges) or _verdict(texts)
     if values is None and not computation and (stated := _stated_change(question, answer, pages, texts, cells, bridges)) \
@@ -445,6 +449,20 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
             question, values[0], cells)):
         return Grounding(GROUNDED, shown=[counted], pages={place: GROUNDED for place in pages})
     return _ground_values(values, pages, texts, cells, asked)
+
+
+# a sentence that introduces a table: "The following table summarizes our ... (in millions):", "... were as follows:"
+_INTRO = re.compile(r"\b(?:follow(?:s|ing)?|table|below)\b[^:]*:\s*$", re.IGNORECASE)
+
+
+def _introduced(rows: list[dict], text: str) -> list[dict]:
+    """A page's table rows (`page_cells`), the one sentence of its prose that introduces a table added to their caption
+    when they share one: what a "Total" row under "11" totals is what "The following table summarizes our ... income
+    from continuing operations ...:" names, wherever the page prints it (TAT-QA's pages print it after the table)."""
+    intro = [line for line in sentences(text, lines=True) if COLUMN_GAP not in line and _INTRO.search(line)]
+    if len(intro) != 1 or len({row["section"] for row in rows}) != 1:
+        return rows
+    return [{**row, "section": f"{row['section']} {intro[0]}".strip()} for row in rows]
 
 
 def _asked(question: str, answer: str, bridges: Sequence[str], years: set[str], single: bool, operation: str) -> _Asked:
@@ -631,15 +649,18 @@ def _row_label(row: dict, captioned: bool, said: set[str]) -> str:
 def _year_column(question: str, value: float, cells: dict[tuple[str, int], list[dict]], asked: set[str]) -> str:
     """Where a year answers "in which year was X the largest" from a table (`cells`: each cited page's
     rows, as `page_cells` gives them): the year's column in a row the
-    question names whose value there is the row's largest (smallest, when it asks that; any, when neither);
+    question names whose value there is the row's largest (smallest, when it asks that; any, when neither;
+    when neither and no row of the page names the question, any row of a table whose caption does);
     "" when no row shows it."""
     year = f"{value:.0f}" if value.is_integer() else ""
     extreme = max if _LARGEST.search(question) else min if _SMALLEST.search(question) else None
     percent = asks_percent(question)
     for place, rows in cells.items():
+        captioned = extreme is None and not any(stems(row["label"]) & asked for row in rows)
         for row in rows:
             by_year = {year: number for year, (number, _) in _by_year(row, percent).items()}
-            if year in by_year and stems(row["label"]) & asked and (extreme is None or by_year[year] == extreme(by_year.values())):
+            if year in by_year and stems(row["section"] if captioned else row["label"]) & asked \
+                    and (extreme is None or by_year[year] == extreme(by_year.values())):
                 return f"{year} · {row['label']} · p.{place[1]}"
     return ""
 
@@ -648,8 +669,9 @@ def _extreme_row(question: str, answer: str, cells: dict[tuple[str, int], list[d
     """Where a name answers "In which segment was X the largest?" from a table of a cited page whose caption,
     rows or columns name a word of the question the answer does not: the answer is a row label, and in the
     columns the question asks about (of its years, when it names some; of amounts, or percentages when it asks
-    for one; those whose headers name most of the question) its row holds the largest (smallest) value of the
-    table's rows, totals aside, with no tie; or the answer is a column header, and in the row the question
+    for one; those whose headers name most of the question, or a "Total" column when it asks about a total) its
+    row holds the largest (smallest) value of the table's rows, totals aside, with no tie; or the answer is a
+    column header, and in the row the question
     names its cell is the largest (smallest) of that row's, totals aside. A list of one name ("Wages and
     salaries, Wages and salaries" for two years "respectively") is that name. "" when no table shows it."""
     most, least = bool(_LARGEST.search(question)), bool(_SMALLEST.search(question))
@@ -670,7 +692,8 @@ def _extreme_row(question: str, answer: str, cells: dict[tuple[str, int], list[d
         columns = [header for header in headers if bool(PERCENT_HEADER.search(header)) == percent
                    and (set(YEAR.findall(header)) & years if years else True)]
         fit = max((len(stems(header) & said) for header in columns), default=0)
-        columns = [header for header in columns if len(stems(header) & said) == fit]
+        totals = [header for header in columns if "total" in said & stems(header)]  # a "Total" column is the total asked
+        columns = totals or [header for header in columns if len(stems(header) & said) == fit]
         winners = {winner({row["label"]: number for row in table for header, _, number in row["cells"]
                            if header == column and number is not None}) for column in columns}
         if len(winners) == 1 and tuple(words.words(found := winners.pop())) == wanted:

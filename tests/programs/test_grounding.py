@@ -1073,3 +1073,54 @@ def test_a_percentage_a_calculation_makes_may_be_in_the_thousands_and_a_heading_
     assert ground(shows, "Cost of Revenue", None, page, pages).level == ON_PAGE
     assert ground(shows, "Gross Profit", None, page, pages).level == ON_PAGE
     assert ground(shows, "Total", None, page, pages).level == UNSUPPORTED
+
+
+class _IntroducedTable(_TablePage):
+    """A table page whose prose, printed after the table, holds the sentence that introduces it."""
+
+    def __init__(self, rows: dict[str, list[tuple[str, str, float]]], prose: str, caption: str = ""):
+        super().__init__(rows, caption)
+        self.prose = prose
+
+    def page_text(self, doc_id: str, page: int) -> str:
+        return super().page_text(doc_id, page) + "\n\n" + self.prose
+
+
+def test_the_sentence_introducing_a_table_is_its_caption_and_when_asks_for_no_amount():
+    """A "Total" row under a caption that names nothing ("11") totals what the page's one sentence introducing a table
+    names, wherever the page prints it; the years of such a table answer "Which years does the table show?". A
+    question asking when (or over what period) is not answered with an amount."""
+    columns = ["Year Ended December 31 2019", "Year Ended December 31 2018", "Year Ended December 31 2017"]
+    rows = {"United States": list(zip(columns, ["$58.0", "$52.0", "$40.1"], [58.0, 52.0, 40.1])),
+            "Total": list(zip(columns, ["$66.1", "$62.9", "$45.5"], [66.1, 62.9, 45.5]))}
+    intro = ("11. INCOME TAX\n\nThe following table summarizes our U.S. and foreign components of income from continuing "
+             "operations before income taxes (in millions):")
+    page, cited = _IntroducedTable(rows, intro, caption="11"), [("d", 1)]
+    change = "What is the percentage change in total income from continuing operations between 2018 and 2019?"
+    assert ground(change, "5.09", [66.1, 62.9], cited, page, "(66.1 - 62.9) / 62.9 * 100").level == GROUNDED
+    assert ground(change, "11.54", [58.0, 52.0], cited, page, "(58.0 - 52.0) / 52.0 * 100").level == ON_PAGE  # one country
+    bare = _TablePage(rows, caption="11")  # no sentence says what the table is about
+    assert ground(change, "5.09", [66.1, 62.9], cited, bare, "(66.1 - 62.9) / 62.9 * 100").level == ON_PAGE
+    years = "Which years does the table show?"
+    assert ground(years, "2019, 2018, 2017", None, cited, page).level == GROUNDED
+    assert ground(years, "2019, 2018, 2017", None, cited, bare).level != GROUNDED
+    assert ground("In which year was the total income from continuing operations the largest?", "2017", None, cited,
+                  page).level != GROUNDED  # an extreme is read in a row the question names, not in the caption
+    period = "Over what period would the expense be recognized?"
+    assert expected_type(period, "$23,792") == "the question asks when, the answer is an amount"
+    assert expected_type(period, "a weighted-average period of 2.9 years") == ""
+    assert expected_type("How much did the expense grow in the period?", "$23,792") == ""
+
+
+def test_a_total_column_is_the_total_an_extreme_asks_about_and_what_are_the_years_asks_for_years():
+    """"In which currency was the total amount of financial assets the smallest?" is read in the "Total" column, not in
+    the columns whose headers name "financial assets" more often; "What are the years ...?" asks for years."""
+    columns = ["Total £m", "Fixed rate financial assets £m", "Floating rate financial assets £m"]
+    assets = _TablePage({"Sterling": list(zip(columns, ["29.1", "2.0", "0.2"], [29.1, 2.0, 0.2])),
+                         "Euro": list(zip(columns, ["115.9", "1.4", "16.6"], [115.9, 1.4, 16.6])),
+                         "Renminbi": list(zip(columns, ["42.0", "0.5", "11.9"], [42.0, 0.5, 11.9]))})
+    smallest = "In which currency was the total amount of financial assets the smallest?"
+    assert ground(smallest, "Sterling", None, [("d", 1)], assets).level == GROUNDED
+    assert ground(smallest, "Renminbi", None, [("d", 1)], assets).level != GROUNDED  # the smallest fixed rate assets
+    assert expected_type("What are the years included in the table?", "Total") == "the question asks for a year"
+    assert expected_type("What was the year over year change in revenue?", "5%") == ""
