@@ -541,8 +541,10 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
     else the sentence naming most of the question's metric (its words but its subject's names) among the
     page's sentences that state a number (as a text value's; any naming it, for a year or one of several
     operands), a date's day not taken for it; a value answering the question's operation (an average, a
-    change) when the answer computed nothing only where its row or sentence names that operation too; a count
-    only where it is printed with its unit."""
+    change) when the answer computed nothing only where its row or sentence names that operation too (a
+    proportion asked "as a percentage of" a whole, where its cell is printed as a percentage); a count
+    only where it is printed with its unit. A question that names nothing but "the Total amount" and an
+    operation asks about a "Total" row (`_total_asked`)."""
     page, words, years, single = f"p.{place[1]}", asked.words, asked.years, asked.single
     if not any(same_number(abs(value), abs(n)) for n in numbers_in(text)):
         return UNSUPPORTED, "", ""
@@ -577,7 +579,8 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
         # charges per segment"): their metric is what their column names
         # and so is the metric of a row labelled with generic words only ("Total" under "Fiscal 2018 Net Sales")
         metric = f"{label} {header}" if captioned and (not single or not stems(label) - GENERIC) else label
-        if (score == top or not single) and stems(metric) & words and names_operation(asked.operation, f"{label} {header}") \
+        if (score == top or not single) and (stems(metric) & words or _total_asked(asked, label)) \
+                and (names_operation(asked.operation, f"{label} {header}") or _share_printed(asked.operation, printed, header)) \
                 and _years_fit(header, years) \
                 and (bool(PERCENT_HEADER.search(header)) if label in shared
                      else not distinct or stems(header) & distinct_total):
@@ -604,6 +607,25 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
                     # amount, but may be the day of the date the answer states
                     return GROUNDED, sentence[start:end], f"{' '.join(sentence.split())[:60]} · {page}"
     return ON_PAGE, "", page
+
+
+# the words that name an operation ("percentage change", "proportion"), not what it is taken of
+_OPERATION_STEMS = stems("change changes changed difference increase decrease growth average mean ratio proportion "
+                         "percentage percent sum")
+
+
+def _total_asked(asked: _Asked, label: str) -> bool:
+    """A "Total" row is the metric of a question that names nothing but the total of a table and an operation ("What
+    was the percentage change in the Total amount in 2019 from 2018?")."""
+    return "total" in asked.generic and "total" in stems(label) and not asked.words - _OPERATION_STEMS - asked.subject
+
+
+def _share_printed(question: str, printed: str, header: str) -> bool:
+    """A cell printed as a percentage (or in a "%" column) answers a question for a proportion "as a percentage of"
+    a whole ("the proportion of cost of revenue as a percentage of revenue": "55%" in the row "Cost of revenue"):
+    the page printed the share."""
+    return operations(question) - {"percentage"} == {"ratio"} and bool(SHARE.search(question)) \
+        and ("%" in printed or bool(PERCENT_HEADER.search(header)))
 
 
 def _is(value: float, printed: str, number: float, exact: bool) -> bool:

@@ -1124,3 +1124,24 @@ def test_a_total_column_is_the_total_an_extreme_asks_about_and_what_are_the_year
     assert ground(smallest, "Renminbi", None, [("d", 1)], assets).level != GROUNDED  # the smallest fixed rate assets
     assert expected_type("What are the years included in the table?", "Total") == "the question asks for a year"
     assert expected_type("What was the year over year change in revenue?", "5%") == ""
+
+
+def test_a_share_printed_answers_a_proportion_as_a_percentage_and_the_total_amount_is_the_total_row():
+    """A cell printed as a percentage answers "the proportion of X as a percentage of Y" in X's row (the page printed
+    the share), not in another row, nor for a ratio not asked as a percentage; a question naming nothing but "the
+    Total amount" and an operation asks about the "Total" row."""
+    years = ["Fiscal Years 2017", "Fiscal Years 2018"]
+    shares = _TablePage({"Cost of revenue": list(zip(years, ["55%", "50%"], [55.0, 50.0])),
+                         "Gross profit": list(zip(years, ["45%", "50%"], [45.0, 50.0]))})
+    proportion = "What was the proportion of cost of revenue as a percentage of revenue in 2017?"
+    assert ground(proportion, "55%", None, [("d", 1)], shares).level == GROUNDED
+    assert ground(proportion, "45%", None, [("d", 1)], shares).level != GROUNDED
+    assert ground("What was the ratio of cost of revenue to revenue in 2017?", "55%", None, [("d", 1)],
+                  shares).level != GROUNDED  # a ratio not asked as a share: the row does not name it
+    columns = ["Years Ended June 30, 2019", "Years Ended June 30, 2018"]
+    hedges = _TablePage({"Interest rate swaps": list(zip(columns, ["$30.0", "$28.0"], [30.0, 28.0])),
+                         "Foreign exchange contracts": list(zip(columns, ["14.5", "13.0"], [14.5, 13.0])),
+                         "Total": list(zip(columns, ["$44.5", "$41.0"], [44.5, 41.0]))}, caption="Cash Flow Hedges")
+    change = "What was the percentage change in the Total amount in 2019 from 2018?"
+    assert ground(change, "8.54", [44.5, 41.0], [("d", 1)], hedges, "(44.5 - 41.0) / 41.0 * 100").level == GROUNDED
+    assert ground(change, "7.14", [30.0, 28.0], [("d", 1)], hedges, "(30.0 - 28.0) / 28.0 * 100").level != GROUNDED
