@@ -693,9 +693,9 @@ def _extreme_row(question: str, answer: str, cells: dict[tuple[str, int], list[d
     columns the question asks about (of its years, when it names some; of amounts, or percentages when it asks
     for one; those whose headers name most of the question, or a "Total" column when it asks about a total) its
     row holds the largest (smallest) value of the table's rows, totals aside, with no tie; or the answer is a
-    column header, and in the row the question
-    names its cell is the largest (smallest) of that row's, totals aside. A list of one name ("Wages and
-    salaries, Wages and salaries" for two years "respectively") is that name. "" when no table shows it."""
+    column header, and in the row the question names its cell is the largest (smallest) of that row's, totals
+    aside. A list of one name ("Wages and salaries, Wages and salaries" for two years "respectively") is that
+    name. "" when no table shows it."""
     most, least = bool(_LARGEST.search(question)), bool(_SMALLEST.search(question))
     wanted = {tuple(words.words(item)) for item in answer.strip(" .").split(",")}
     if most == least or _THAN.search(question) or len(wanted) != 1 or not next(iter(wanted)) or numbers_in(answer):
