@@ -227,8 +227,8 @@ def expected_type(question: str, answer: str) -> str:
     if asks_number(question) and _ASKS_QUANTITY.search(question) and not _ASKS_ITEMS.match(question) \
             and not _ASKS_YEAR.search(question) and not has_number and not _asks_other_kind(question):
         return "the question asks for a number"
-    if _ASKS_WHEN.search(question) and not _ASKS_QUANTITY.search(question) and any(
-            re.search(r"[$€£¥]", core[start:end]) or _PERCENT_AFTER.match(core[end:]) for start, end, _ in number_spans(core)):
+    if _ASKS_WHEN.search(question) and not _ASKS_QUANTITY.search(question) \
+            and any(percent or currency for _, percent, _, currency in _printed(core, question)):
         return "the question asks when, the answer is an amount"  # "$23,792" for "Over what period is it recognized?"
     if asks_reason(question) and re.fullmatch(r"[-$\d.,%\s]+(?:million|billion|thousand)?", core or "x"):
         return "the question asks why or how, the answer is a number"
