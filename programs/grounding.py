@@ -1083,21 +1083,22 @@ def _subject(title: str, pronoun: re.Match) -> str:
 
 def gap_type(question: str, answer: str, sentence: str, start: int, end: int, texts: dict[tuple[str, int], str],
              whole: str = "", item: bool = False) -> str:
-    """Why the `answer` printed at sentence[start:end] does not name what the question's gap asks for
-    ("" when it may): one word that modifies the next ("Solo pistols", "an American consultant", "Penn's
-    recording"), unless the next is the question's own ("entertainment category"), is part of another
-    name, and so is one printed only inside a longer quoted title; a name asked by its kind ("Which heavy
-    metal band", `asked_kind`; a name, not a date, place or number) is not one a cited page's sentence,
-    opening with it, calls another kind ("was an English cricketer"), nor, when no page calls it anything,
-    one printed in a sentence without the kind's words; "who" asks for a person: a name of two capitalised
-    words (the whole answer's) or one whose own page says born, he or she, not a name printed after "in",
-    "at" or "from"; "where" (what city, which countries) asks for a place: a name printed after such a
-    preposition (within the three words before the whole answer: "the Chairman of the Board" is not printed
-    after "of") or whose own page calls it a place, and for "what city" not a name a cited page calls no kind
-    of place ("an American restaurant holding company"); "when" asks for a time, which a name printing no
-    number, month or word of time is not (for "which century", no answer printing none is). `whole`: the
-    whole answer, when `answer` is the part of it the question does not say ("19th" of "19th century");
-    `item`: it is one item of a list answer, whose kind is the list's."""
+    """Why the `answer` printed at sentence[start:end] does not name what the question's gap asks for ("" when it may):
+    one word that modifies the next ("Solo pistols", "an American consultant", "Penn's recording"), unless the next
+    is the question's own ("entertainment category"), is part of another name, and so is one printed only inside a
+    longer quoted title; a name asked by its kind ("Which heavy metal band", `asked_kind`; a name, not a date, place
+    or number) is not one a cited page's sentence, opening with it, calls another kind (by the head of what it calls
+    it: "was an English cricketer", "a sports show host" is no show), nor, when no page calls it anything, one
+    printed in a clause of the sentence (between its commas, colons or brackets) without the kind's words ("a band
+    from Copenhagen, formed by vocalist King Diamond"); "who" asks for a person: a name whose own page, when cited,
+    says born, he or she (no network's "It was founded by ..."), else one of two capitalised words (the whole
+    answer's), not a name printed after "in", "at" or "from"; "where" (what city, which countries) asks for a place:
+    a name printed after such a preposition (within the three words before the whole answer: "the Chairman of the
+    Board" is not printed after "of") or whose own page calls it a place, and for "what city" not a name a cited
+    page calls no kind of place ("an American restaurant holding company"); "when" asks for a time, which a name
+    printing no number, month or word of time is not (for "which century", no answer printing none is). `whole`: the
+    whole answer, when `answer` is the part of it the question does not say ("19th" of "19th century"); `item`: it
+    is one item of a list answer, whose kind is the list's."""
     tokens = _WORD.findall(whole or answer)
     after = _WORD.findall(sentence[end:end + 40])
     preceding = [word.lower() for word in _WORD.findall(sentence[max(0, start - 80):start])]
@@ -1116,9 +1117,10 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
     if (kind := asked_kind(question)) and _is_name(whole or answer) and not item and not where:
         wanted = _terms(kind)
         if called := _defined_as(whole or answer, texts):
-            if not wanted & _terms(called):
+            if not wanted & _terms(_heads(called)):
                 return f"the question asks for a {kind}, a cited page calls {answer!r} {called}"
-        elif not wanted & _terms(sentence):
+        elif not any(wanted & _terms(_described(sentence, *found.span(), whole or answer))
+                     for found in re.finditer(re.escape(answer), sentence, re.IGNORECASE)):
             return f"the question asks for a {kind}, no cited page says {answer!r} is one"
     if (when := _ASKS_WHEN.search(question)) and (when["kind"] or _is_name(whole or answer)) \
             and not _TIME.search(whole or answer):
@@ -1126,7 +1128,7 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
     own = " ".join(text for place, text in texts.items() if place[0].lower().startswith(answer.lower().strip(" .")))
     if _ASKS_WHO.search(question):
         capitals = [token for token in tokens if token[:1].isupper()]
-        if before and before[-1] in _BEFORE_PLACE - {"of", "to"} or not (len(capitals) >= 2 or _PERSON_CUES.search(own)):
+        if before and before[-1] in _BEFORE_PLACE - {"of", "to"} or not (len(capitals) >= 2 and not own or _PERSON_CUES.search(own)):
             return f"the question asks who, {answer!r} is printed as no person's name"
     if where and where["kind"] and _is_name(whole or answer) and not item \
             and (called := _defined_as(whole or answer, texts)) and not _PLACE.search(called):
@@ -1148,7 +1150,7 @@ def asked_kind(question: str) -> str:
     """The kind of thing a question's gap names ("song" of "What song debuted ...?", "heavy metal band" of "Which
     heavy metal band ...?", "DJ" of "Who was the DJ of ...?"): the words after its "what" or "which" (or an opening
     "Who was the") up to a function word, a verb among them ("song debuted"); "" when a function word follows it
-    ("What did ...?"), for "Who wrote ...?" and when it offers two names."""
+    ("What did ...?"), for "Who wrote ...?", for "what name" (any name) and when it offers two names."""
     match = _KIND.search(question)
     if match is None or offered(question):
         return ""
@@ -1157,7 +1159,7 @@ def asked_kind(question: str) -> str:
         if word.lower() in STOPWORDS:
             break
         kind.append(word)
-    return " ".join(kind)
+    return "" if [word.lower() for word in kind] in (["name"], ["names"]) else " ".join(kind)  # any name
 
 
 def _defined_as(answer: str, texts: dict[tuple[str, int], str]) -> str:
@@ -1173,6 +1175,40 @@ def _defined_as(answer: str, texts: dict[tuple[str, int], str]) -> str:
             if match := _DEFINITION.match(rest):
                 return match["called"].strip()
     return ""
+
+
+_PARTICIPLE = re.compile(r"(?:ed|ing)$")
+_EXAMPLES = re.compile(r"\s*(?:such as|including|like|e\.g\.|namely|notably|especially)\b", re.IGNORECASE)
+
+
+def _heads(called: str) -> str:
+    """The words of what a page calls a thing that are no modifier of the word after them: "host", not "show",
+    of "a sports show host"; "film" of "comedy film produced" (a participle or function word after a word
+    leaves it the head)."""
+    found = _WORD.findall(called)
+    return " ".join(word for word, after in zip(found, found[1:] + [""])
+                    if not (after[:1].islower() and after not in STOPWORDS and not _PARTICIPLE.search(after)))
+
+
+def _described(sentence: str, start: int, end: int, answer: str) -> str:
+    """What the sentence says of the answer printed at sentence[start:end]: the clause that prints it (between the
+    punctuation around it, with the clause before it when it opens a list of examples: "numerous films, such as
+    ..."), less the names of two words or more it prints besides (the kind in "awarded the Medal of Honor" names
+    that medal, not the "United States Navy" beside it); when that clause prints the answer alone, the next one, as
+    printed ("JOSHUA T. DUCKWORTH, Vice President of Treasury")."""
+    marks = ",;:()"
+    left = max(sentence.rfind(mark, 0, start) for mark in marks)
+    if _EXAMPLES.match(sentence, left + 1) and left > 0:
+        left = max(sentence.rfind(mark, 0, left) for mark in marks)
+    right = min((at for at in (sentence.find(mark, end) for mark in marks) if at >= 0), default=len(sentence))
+    if not (sentence[left + 1:start] + sentence[end:right]).strip(" \"“”'"):
+        return sentence[right + 1:min((at for at in (sentence.find(mark, right + 1) for mark in marks) if at >= 0),
+                                      default=len(sentence))]
+    clause = sentence[left + 1:right]
+    for name in names(clause):
+        if " " in name and not stems(answer) & stems(name):
+            clause = clause.replace(name, " ")
+    return clause
 
 
 def _is_name(text: str) -> bool:

@@ -398,8 +398,8 @@ def test_a_sentence_that_starts_with_a_pronoun_is_about_the_pages_subject():
 
 def test_a_grounded_name_the_model_does_not_confirm_is_on_the_page_only():
     """The sentence that names most of the question can name several things; the model is asked which."""
-    passage = _Passage("Lakota people\nThe Lakota are a Native American people; with the Dakota Sioux they were "
-                       "painted by George Catlin, who was born in Pennsylvania and worked in New York.")
+    passage = _Passage("Lakota people\nThe Lakota are a Native American people that George Catlin painted with the "
+                       "Dakota Sioux in New York.")
     question, page = "Which people did George Catlin paint with the Lakota?", [("Lakota people", 1)]
     grounding = ground(question, "New York", None, page, passage)
     assert grounding.level == GROUNDED and "New York" in grounding.sentence  # code cannot tell the names apart
@@ -746,6 +746,57 @@ def test_a_name_asked_by_its_kind_grounds_only_where_a_cited_page_says_it_is_one
     assert rex.level == ON_PAGE and "actress" in rex.reason
     alone = ground(question, "Ann Lee", None, cited[:1], pages)  # her own page not cited: nothing says she is one
     assert alone.level == ON_PAGE and "no cited page says" in alone.reason
+
+
+def test_a_name_asked_by_its_kind_is_one_in_the_clause_that_names_the_kind_and_a_definition_is_read_by_its_head():
+    """"Which heavy metal band ...?": the vocalist the band's sentence names in another clause ("..., formed by
+    vocalist Erik Dahl") is no band, though that sentence prints "band"; "a sports show host" calls a man a host,
+    not a show; "Under what name ...?" asks for any name, not one a page calls a "name"."""
+    pages = _Pages({"Iron Wolf": "Iron Wolf is a Danish heavy metal band from Copenhagen, formed in 1981 by vocalist "
+                                 "Erik Dahl and guitarist Per Holm.",
+                    "Old Demos": "Old Demos is a compilation album of rare demo tracks by Iron Wolf."})
+    question = "Which Danish heavy metal band from Copenhagen released a compilation album of rare demo tracks?"
+    cited = [("Iron Wolf", 1), ("Old Demos", 1)]
+    assert ground(question, "Iron Wolf", None, cited, pages).level == GROUNDED
+    dahl = ground(question, "Erik Dahl", None, cited, pages)
+    assert dahl.level == ON_PAGE and "no cited page says 'Erik Dahl' is one" in dahl.reason
+    host = _Pages({"Dan Mill": "Dan Mill (born 1972) is a retired American basketball player and a sports show host on "
+                               "Hoop TV's Court Talk."})
+    question, cited = "What show does the retired American basketball player Dan Mill host?", [("Dan Mill", 1)]
+    assert ground(question, "Court Talk", None, cited, host).level == GROUNDED
+    mill = ground("What show does a retired American basketball player born in 1972 host?", "Dan Mill", None, cited, host)
+    assert mill.level == ON_PAGE and "calls 'Dan Mill'" in mill.reason
+    void = _Pages({"Void (album)": "Void is an album released by the producer Sam Wolf under the pseudonym Bass Union."})
+    assert ground("Under what name did Sam Wolf release his album Void?", "Bass Union", None, [("Void (album)", 1)],
+                  void).level == GROUNDED
+
+
+def test_a_kind_printed_inside_another_name_names_that_one_and_a_list_of_examples_is_of_the_kind_before_it():
+    """"Awarded the Medal of Honor": "medal" names that medal, not the navy in the same clause; "films, such as
+    Blue Sky" says Blue Sky is a film, though the list is a clause of its own; a name that is its clause alone
+    is what the next clause says ("JANE T. DOE, Vice President of Treasury")."""
+    pages = _Pages({"Jim Stock": "Jim Stock (1923 – 2005) was a United States Navy admiral awarded the Medal of Honor. "
+                                 "Jim Stock has appeared in numerous films, such as Blue Sky, as himself."})
+    cited = [("Jim Stock", 1)]
+    assert ground("What medal was Jim Stock awarded?", "Medal of Honor", None, cited, pages).level == GROUNDED
+    navy = ground("What medal was Jim Stock awarded?", "United States Navy", None, cited, pages)
+    assert navy.level == ON_PAGE and "no cited page says 'United States Navy' is one" in navy.reason
+    assert ground("In what film has Jim Stock appeared?", "Blue Sky", None, cited, pages).level == GROUNDED
+    officers = _Passage("Executive officers\nJANE T. DOE, Vice President of Treasury since October 2017; Controller of "
+                        "the Company from July 2013 to October 2017.")
+    question = "Who is the Vice President of Treasury since October 2017?"
+    assert ground(question, "JANE T. DOE", None, [("Executive officers", 1)], officers).level == GROUNDED
+
+
+def test_who_asks_for_a_person_which_a_name_whose_own_cited_page_never_says_born_he_or_she_is_not():
+    """"Founded by who?": the network a show aired on is a name of two capitalised words, but its own page, cited,
+    speaks of it as "it"; the founder's page is not cited, and two capitalised words are a person's name."""
+    pages = _Pages({"Thumb Show": "Thumb Show is an animated series. It aired on Toon Network in Canada.",
+                    "Toon Network": "Toon Network is a television channel. It was founded by Betty Cole in 1992."})
+    question, cited = "Thumb Show is on a network founded by who?", [("Thumb Show", 1), ("Toon Network", 1)]
+    assert ground(question, "Betty Cole", None, cited, pages).level == GROUNDED
+    network = ground(question, "Toon Network", None, cited, pages)
+    assert network.level == ON_PAGE and "no person's name" in network.reason
 
 
 def test_a_name_printed_inside_a_longer_quoted_title_does_not_ground():
