@@ -885,6 +885,8 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
     `_extreme_row`'s to say), else as its least grounded item: a page prints a list's items in a sentence
     with "and"."""
     whole = _ground_value(question, answer, texts, bridges)
+    if whole.level != GROUNDED and "table" in stems(question) and (caption := _caption(answer, texts, cells)):
+        return Grounding(GROUNDED, shown=[caption], pages={place: GROUNDED for place in texts})
     if whole.level == GROUNDED or not (items := list_items(answer)):
         return whole
     asked = _unquoted(question, cells)
@@ -900,6 +902,25 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
             pages[place] = max(pages.get(place, UNSUPPORTED), level, key=LEVELS.index)
     return Grounding(worst.level, worst.reason, shown=[shown for grounding in each for shown in grounding.shown],
                      pages=pages)
+
+
+_SCALE_LINE = re.compile(r"\W*in\s+(?:thousands|millions|billions)\b[^:]*$", re.IGNORECASE)  # "(In thousands, except ...)"
+_INTRO_WORDS = stems("follows following table below")
+
+
+def _caption(answer: str, texts: dict[tuple[str, int], str], cells: dict[tuple[str, int], list[dict]]) -> str:
+    """What a question about "the table" ("What does the table show?", "What are the units used in the table?")
+    is answered by: the words of a cited table's caption (a section its rows are under, the sentence that
+    introduces it less "follows" or "table", or its scale line "(in thousands)"), all of them; "" when none."""
+    said = stems(answer)
+    for place, text in texts.items():
+        captions = {row["section"] for row in cells[place]} | {
+            line for line in sentences(text, lines=True) if COLUMN_GAP not in line
+            and (_INTRO.search(line) or _SCALE_LINE.fullmatch(line.strip("() ")))}
+        for caption in captions:
+            if said and said == stems(caption) - _INTRO_WORDS:
+                return f"{caption} · p.{place[1]}"
+    return ""
 
 
 def _unquoted(question: str, cells: dict[tuple[str, int], list[dict]]) -> str:

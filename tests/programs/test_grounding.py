@@ -1163,6 +1163,24 @@ def test_the_sentence_introducing_a_table_is_its_caption_and_when_asks_for_no_am
     assert expected_type("How much did the expense grow in the period?", "$23,792") == ""
 
 
+def test_what_the_table_shows_is_its_caption_whole_and_its_units_its_scale_line():
+    """"What does the table show?" is answered by the words of the table's caption (its section, or the sentence
+    introducing it, less "follows"), all of them, and "What are the units used in the table?" by its "(in thousands)"
+    line; a part of the caption, or a row's label, is no answer to either."""
+    columns = ["2019 €m", "2018 €m"]
+    rows = {"Salaries and fees": list(zip(columns, ["4", "4"], [4.0, 4.0])),
+            "Incentive schemes": list(zip(columns, ["2", "3"], [2.0, 3.0]))}
+    page, cited = _IntroducedTable(rows, "(in thousands)\n\nAggregate emoluments of the Directors of the Company were as "
+                                         "follows:", caption="22"), [("d", 1)]
+    shows = "What does the table show?"
+    assert ground(shows, "Aggregate emoluments of the Directors of the Company", None, cited, page).level == GROUNDED
+    assert ground(shows, "the Directors of the Company", None, cited, page).level != GROUNDED
+    assert ground(shows, "Incentive schemes", None, cited, page).level != GROUNDED
+    assert ground("What is the units used for the data in the table?", "in thousands", None, cited, page).level == GROUNDED
+    assert ground("What does the schedule show?", "Aggregate emoluments of the Directors of the Company", None, cited,
+                  page).level != GROUNDED  # a question that says nothing of a table
+
+
 def test_a_total_column_is_the_total_an_extreme_asks_about_and_what_are_the_years_asks_for_years():
     """"In which currency was the total amount of financial assets the smallest?" is read in the "Total" column, not in
     the columns whose headers name "financial assets" more often; "What are the years ...?" asks for years."""
