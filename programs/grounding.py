@@ -904,7 +904,8 @@ def _ground_text(question: str, answer: str, texts: dict[tuple[str, int], str], 
                      pages=pages)
 
 
-_SCALE_LINE = re.compile(r"\W*in\s+(?:thousands|millions|billions)\b[^:]*$", re.IGNORECASE)  # "(In thousands, except ...)"
+# a table's scale line: "(In thousands, except per share data)"
+_SCALE_LINE = re.compile(rf"\W*{_IN_SCALE.pattern}[^:]*$", re.IGNORECASE)
 _INTRO_WORDS = stems("follows following table below")
 
 
@@ -1149,7 +1150,8 @@ def gap_type(question: str, answer: str, sentence: str, start: int, end: int, te
     own = " ".join(text for place, text in texts.items() if place[0].lower().startswith(answer.lower().strip(" .")))
     if _ASKS_WHO.search(question):
         capitals = [token for token in tokens if token[:1].isupper()]
-        if before and before[-1] in _BEFORE_PLACE - {"of", "to"} or not (len(capitals) >= 2 and not own or _PERSON_CUES.search(own)):
+        if before and before[-1] in _BEFORE_PLACE - {"of", "to"} \
+                or not (len(capitals) >= 2 and not own or _PERSON_CUES.search(own)):
             return f"the question asks who, {answer!r} is printed as no person's name"
     if where and where["kind"] and _is_name(whole or answer) and not item \
             and (called := _defined_as(whole or answer, texts)) and not _PLACE.search(called):

@@ -735,7 +735,7 @@ def test_a_name_a_cited_page_calls_another_kind_than_the_question_asks_for_does_
 
 
 def test_a_name_asked_by_its_kind_grounds_only_where_a_cited_page_says_it_is_one():
-    """"Which actress ...?": a name is one where a cited page calls it one or the sentence that prints it names the
+    """"Which actress ...?": a name is one where a cited page calls it one or the clause that prints it names the
     kind; a name beside it in the sentence that names the question ("the dog Rex") is not."""
     pages = _Pages({"Blue Sky (film)": "Blue Sky is a 1999 film directed by Max Orr that stars Ann Lee and the dog Rex.",
                     "Ann Lee": "Ann Lee is an American actress."})
