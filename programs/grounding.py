@@ -459,10 +459,15 @@ def _introduced(rows: list[dict], text: str) -> list[dict]:
     """A page's table rows (`page_cells`), the one sentence of its prose that introduces a table added to their caption
     when they share one: what a "Total" row under "11" totals is what "The following table summarizes our ... income
     from continuing operations ...:" names, wherever the page prints it (TAT-QA's pages print it after the table)."""
-    intro = [line for line in sentences(text, lines=True) if COLUMN_GAP not in line and _INTRO.search(line)]
+    intro = _introductions(text)
     if len(intro) != 1 or len({row["section"] for row in rows}) != 1:
         return rows
     return [{**row, "section": f"{row['section']} {intro[0]}".strip()} for row in rows]
+
+
+def _introductions(text: str) -> list[str]:
+    """The lines of a page's prose that introduce a table (`_INTRO`)."""
+    return [line for line in sentences(text, lines=True) if COLUMN_GAP not in line and _INTRO.search(line)]
 
 
 def _asked(question: str, answer: str, bridges: Sequence[str], years: set[str], single: bool, operation: str) -> _Asked:
@@ -915,9 +920,9 @@ def _caption(answer: str, texts: dict[tuple[str, int], str], cells: dict[tuple[s
     introduces it less "follows" or "table", or its scale line "(in thousands)"), all of them; "" when none."""
     said = stems(answer)
     for place, text in texts.items():
-        captions = {row["section"] for row in cells[place]} | {
-            line for line in sentences(text, lines=True) if COLUMN_GAP not in line
-            and (_INTRO.search(line) or _SCALE_LINE.fullmatch(line.strip("() ")))}
+        captions = {row["section"] for row in cells[place]} | set(_introductions(text)) | {
+            line for line in sentences(text, lines=True)
+            if COLUMN_GAP not in line and _SCALE_LINE.fullmatch(line.strip("() "))}
         for caption in captions:
             if said and said == stems(caption) - _INTRO_WORDS:
                 return f"{caption} · p.{place[1]}"
