@@ -53,11 +53,11 @@ MAX_VALUE_WORDS = 12  # a text value longer than this is a passage copied, not a
 MAX_RANGE = 10  # years a range a question names may span ("FY2015 - FY2017")
 # Names of one financial statement item, each a set of stems that names it only whole: "capital expenditures"
 # is capex, "expenses" alone is not, nor is "property" alone
-SYNONYMS = [({"reven"}, {"sales"}), ({"incom"}, {"earni"}, {"profi"}),
-            ({"capex"}, {"capit", "expen"}, {"purch", "prope", "equip"}, {"prope", "plant", "equip"}),
-            ({"cogs"}, {"cost"}), ({"recei"}, {"debto"}), ({"inven"}, {"stock"})]
+SYNONYMS = [tuple(map(words.stems, names)) for names in (("revenue", "sales"), ("income", "earnings", "profit"), (
+    "capex", "capital expenditures", "purchases property equipment", "property plant equipment"), ("cogs", "cost"),
+    ("receivables", "debtors"), ("inventory", "stock"))]
 GENERIC = {"amoun", "total", "value", "answe", "usd", "milli", "billi", "thous", "fisca", "calcu", "respo", "relyi",
-           "detai", "shown", "infor", "provi", "base", "based", "state", "using", "round", "decim", "place", "units",
+           "detai", "shown", "infor", "provi", "base", "based", "state", "using", "round", "decim", "place", "unit",
            "perce", "compa", "repor", "give", "year", "years", "perio", "figur", "metri", "prima", "outli", "taking",
            "accou", "numbe"}
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
@@ -69,7 +69,7 @@ _DAY_MONTH = re.compile(rf"\s+{_MONTH}\b", re.IGNORECASE)  # "3 November"
 _DATE = re.compile(rf"\b(\d{{1,2}})\s+({_MONTH})\b|\b({_MONTH})\.?\s+(\d{{1,2}})\b(?!\d)", re.IGNORECASE)  # "8 June", "June 8"
 # A company's legal form adds nothing to its name ("Best Buy Co., Inc." to "Which Best Buy category ...?")
 _LEGAL_FORMS = {"co", "inc", "corp", "corporation", "incorporated", "plc", "ltd", "limited", "llc", "lp", "sa", "ag", "nv"}
-_UNITS = {"milli", "billi", "thous", "perce", "usd", "dolla", "respe", "eur", "euros"}  # with "and": a list of amounts
+_UNITS = {"milli", "billi", "thous", "perce", "usd", "dolla", "respe", "eur", "euro"}  # with "and": a list of amounts
 _STATEMENT = re.compile(r"\b(?:(?:consolidated )?statements? of (?:income|operations|earnings|cash flows?|financial position)|"
                         r"(?:income|cash flows?|p&l) statements?|balance sheets?)\b", re.IGNORECASE)
 YEAR_AVERAGE = re.compile(rf"({YEAR.pattern})\s+average\b", re.IGNORECASE)  # "the 2019 average X": of 2019 and 2018
@@ -141,7 +141,7 @@ def question_stems(question: str) -> set[str]:
     for group in SYNONYMS:
         if any(name <= asked for name in group):
             asked = asked.union(*group)
-    return asked | ({"reven", "sales"} if "margi" in asked else set())
+    return asked | ({"reven", "sale"} if "margi" in asked else set())
 
 
 def question_years(question: str) -> set[str]:
@@ -293,13 +293,13 @@ MAX_SMALL = 1000  # a percentage, or a per-share amount, is below a thousand
 
 def _printed(answer: str, question: str) -> list[tuple[float, bool, bool, bool]]:
     """(number, percent, scaled, currency) of each number an answer states: printed with "%" (or
-    "percent", "points"), with a scale word ("million", "bn"), with a currency sign; years and the
-    question's own numbers aside."""
+    "percent", "points"), with a scale word ("million", "bn"), with a currency sign; years (a year a question asks
+    for is no percentage) and the question's own numbers aside."""
     given = numbers_in(question)
     found = []
     for start, end, number in number_spans(answer):
         text = answer[start:end]
-        if any(same_number(abs(number), abs(g)) for g in given) or (YEAR.fullmatch(text) and not _ASKS_YEAR.search(question)):
+        if any(same_number(abs(number), abs(g)) for g in given) or YEAR.fullmatch(text):
             continue
         found.append((number, "%" in text or bool(_PERCENT_AFTER.match(answer[end:])), bool(_SCALE_WORD.search(text)),
                       bool(re.search(r"[$€£¥]", text) or re.search(r"\b(?:usd|eur|gbp|dollars?)\s*$", answer[:start], re.I))))
@@ -445,7 +445,9 @@ def _ground(question: str, answer: str, values: Sequence[float] | None, pages: S
                 ON_PAGE, "the years stated are not those in which the row the question names is beyond its threshold")
         if all(columns := [_year_column(question, value, cells, asked.words) for value in values]):
             return Grounding(GROUNDED, shown=columns, pages={place: GROUNDED for place in pages})
-    if asked.single and _COUNT.search(question) and (counted := (_years_counted if asked.unit == "years" else _rows_counted)(
+        if "table" in stems(question) and (shown := _table_years(values, cells)):
+            return Grounding(GROUNDED, shown=[shown], pages={place: GROUNDED for place in pages})
+    if asked.single and _COUNT.search(question) and (counted := (_years_counted if asked.unit == "year" else _rows_counted)(
             question, values[0], cells)):
         return Grounding(GROUNDED, shown=[counted], pages={place: GROUNDED for place in pages})
     return _ground_values(values, pages, texts, cells, asked)
@@ -587,8 +589,8 @@ def _ground_number(value: float, place: tuple[str, int], text: str, rows: list[d
         if (score == top or not single) and (stems(metric) & words or _total_asked(asked, label)) \
                 and (names_operation(asked.operation, f"{label} {header}") or _share_printed(asked.operation, printed, header)) \
                 and _years_fit(header, years) \
-                and (bool(PERCENT_HEADER.search(header)) if label in shared
-                     else not distinct or stems(header) & distinct_total):
+                and (bool(PERCENT_HEADER.search(header)) if label in shared and single  # a calculation's operands
+                     else not distinct or stems(header) & distinct_total):  # are amounts, wherever the share is printed
             return GROUNDED, printed, " · ".join(filter(None, (label, header, page)))
     if same:  # a cell, but not the question's: the text of its table row is no sentence to ground it
         return ON_PAGE, same[0][0][2], page
@@ -689,6 +691,17 @@ def _year_column(question: str, value: float, cells: dict[tuple[str, int], list[
             if year in by_year and stems(row["section"] if captioned else row["label"]) & asked \
                     and (extreme is None or by_year[year] == extreme(by_year.values())):
                 return f"{year} · {row['label']} · p.{place[1]}"
+    return ""
+
+
+def _table_years(values: Sequence[float], cells: dict[tuple[str, int], list[dict]]) -> str:
+    """Where years answer "Which years does the table show?": a cited table whose columns are of those years, all of
+    them and no other; "" when none is."""
+    stated = {f"{value:.0f}" for value in values}
+    for place, section, table in _tables(cells):
+        if stated == {year for row in table for header, _, number in row["cells"] if number is not None
+                      for year in YEAR.findall(header)}:
+            return f"{', '.join(sorted(stated, reverse=True))} · {section[:60]} · p.{place[1]}"
     return ""
 
 

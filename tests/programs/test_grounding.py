@@ -1117,6 +1117,7 @@ def test_a_percentage_a_calculation_makes_may_be_in_the_thousands_and_a_heading_
     assert unit_type(question, "2,483.6735") == "the question asks for a percentage, the answer is a value in the thousands"
     assert unit_type(question, "2,483.6735", "(2,532 - 98) / 98 * 100") == ""
     assert unit_type(question, "2,434", "2,532 - 98") != ""
+    assert unit_type("In which year was the percentage of revenue from services higher?", "2019") == ""  # a year asked
     pages = _Pages({"Note 5": "Cost of Revenue, Gross Profit and Gross Margin\n\nThe gross margin reflects the mix of "
                               "products and services. Total gross margin is the sum of the two."})
     shows, page = "What does the gross margin show?", [("Note 5", 1)]  # the heading names as much of it as the sentence
@@ -1139,7 +1140,8 @@ class _IntroducedTable(_TablePage):
 
 def test_the_sentence_introducing_a_table_is_its_caption_and_when_asks_for_no_amount():
     """A "Total" row under a caption that names nothing ("11") totals what the page's one sentence introducing a table
-    names, wherever the page prints it; the years of such a table answer "Which years does the table show?". A
+    names, wherever the page prints it; the years of a table's columns, all of them, answer "Which years does the table
+    show?". A
     question asking when (or over what period) is not answered with an amount."""
     columns = ["Year Ended December 31 2019", "Year Ended December 31 2018", "Year Ended December 31 2017"]
     rows = {"United States": list(zip(columns, ["$58.0", "$52.0", "$40.1"], [58.0, 52.0, 40.1])),
@@ -1154,13 +1156,28 @@ def test_the_sentence_introducing_a_table_is_its_caption_and_when_asks_for_no_am
     assert ground(change, "5.09", [66.1, 62.9], cited, bare, "(66.1 - 62.9) / 62.9 * 100").level == ON_PAGE
     years = "Which years does the table show?"
     assert ground(years, "2019, 2018, 2017", None, cited, page).level == GROUNDED
-    assert ground(years, "2019, 2018, 2017", None, cited, bare).level != GROUNDED
+    assert ground(years, "2019, 2018, 2017", None, cited, bare).level == GROUNDED  # its columns' years, captioned or not
+    assert ground(years, "2019, 2018", None, cited, bare).level != GROUNDED  # all of them
+    assert ground(years, "2019, 2018, 2016", None, cited, bare).level != GROUNDED  # and no other
+    assert ground("What are the years included in the table?", "2019, 2018, 2017", None, cited, bare).level == GROUNDED
     assert ground("In which year was the total income from continuing operations the largest?", "2017", None, cited,
                   page).level != GROUNDED  # an extreme is read in a row the question names, not in the caption
     period = "Over what period would the expense be recognized?"
     assert expected_type(period, "$23,792") == "the question asks when, the answer is an amount"
     assert expected_type(period, "a weighted-average period of 2.9 years") == ""
     assert expected_type("How much did the expense grow in the period?", "$23,792") == ""
+
+
+def test_a_plural_names_what_its_singular_names():
+    """"international discount rates" names the "discount rate" of "How is the discount rate for international plans
+    determined?" as much as a sentence about domestic plans names it: one stemmer cuts a plural's "s"."""
+    pages = _Pages({"d": "For domestic plans, the discount rate was determined by comparison against the FTSE pension "
+                         "liability index for AA rated corporate instruments. The international discount rates were "
+                         "determined by comparison against country specific AA corporate indices, adjusted for duration "
+                         "of the obligation."})
+    question = "How is the discount rate for international plans determined?"
+    answer = "By comparison against country specific AA corporate indices, adjusted for duration of the obligation."
+    assert ground(question, answer, None, [("d", 1)], pages).level == GROUNDED
 
 
 def test_what_the_table_shows_is_its_caption_whole_and_its_units_its_scale_line():
@@ -1197,7 +1214,8 @@ def test_a_total_column_is_the_total_an_extreme_asks_about_and_what_are_the_year
 
 def test_a_share_printed_answers_a_proportion_as_a_percentage_and_the_total_amount_is_the_total_row():
     """A cell printed as a percentage answers "the proportion of X as a percentage of Y" in X's row (the page printed
-    the share), not in another row, nor for a ratio not asked as a percentage; a question naming nothing but "the
+    the share), not in another row, nor for a ratio not asked as a percentage, and its calculation over the amounts of
+    a table that prints the share; a question naming nothing but "the
     Total amount" and an operation asks about the "Total" row."""
     years = ["Fiscal Years 2017", "Fiscal Years 2018"]
     shares = _TablePage({"Cost of revenue": list(zip(years, ["55%", "50%"], [55.0, 50.0])),
@@ -1207,6 +1225,14 @@ def test_a_share_printed_answers_a_proportion_as_a_percentage_and_the_total_amou
     assert ground(proportion, "45%", None, [("d", 1)], shares).level != GROUNDED
     assert ground("What was the ratio of cost of revenue to revenue in 2017?", "55%", None, [("d", 1)],
                   shares).level != GROUNDED  # a ratio not asked as a share: the row does not name it
+    columns = ["Years Ended December 31, 2019", "% of total 2019"]
+    costs = _TablePage({"Products": list(zip(columns, ["$29,816", "61%"], [29816.0, 61.0])),
+                        "Services": list(zip(columns, ["$19,065", "39%"], [19065.0, 39.0])),
+                        "Total cost of revenue": list(zip(columns, ["$48,881", "100%"], [48881.0, 100.0]))},
+                       caption="A summary of our cost of revenue")
+    products = "What is the proportion of products as a percentage of the total cost of revenue in 2019?"
+    assert ground(products, "60.9971", [29816.0, 48881.0], [("d", 1)], costs, "($29,816/$48,881) * 100").level == GROUNDED
+    assert ground(products, "39.0", [19065.0, 48881.0], [("d", 1)], costs, "($19,065/$48,881) * 100").level != GROUNDED
     columns = ["Years Ended June 30, 2019", "Years Ended June 30, 2018"]
     hedges = _TablePage({"Interest rate swaps": list(zip(columns, ["$30.0", "$28.0"], [30.0, 28.0])),
                          "Foreign exchange contracts": list(zip(columns, ["14.5", "13.0"], [14.5, 13.0])),
