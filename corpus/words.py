@@ -1,6 +1,6 @@
 """Words and sentences as the code that reads questions, pages and answers compares them: words lowercased,
-function words aside, a plural's "s" cut and cut to five letters (a crude stem); sentences split at their ends, not at an
-initial's period. The one stemmer and sentence splitter of the multi-hop search, the comparison, the
+function words aside, a plural's "s" cut and cut to five letters (a crude stem); sentences split at their
+ends, not at an initial's period. The one stemmer and sentence splitter of the multi-hop search, the comparison, the
 long-text route's choice of chunks, the graph's sentences, the gap, grounding and the metric. Aside, as
 what a stored index or model is made with: the BM25 index's tokenizer (`corpus.lexical`), the extractive
 summaries' clauses (`corpus.chunks`) and the embedder's calibration texts (`corpus.dense`)."""
@@ -12,7 +12,7 @@ _WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
 _POSSESSIVE = re.compile(r"['’]s?$")
 _ACRONYM = re.compile(r"(?![IVX]{2})[A-Z]{2}")  # a word of two capitals names something ("UK", "EU"); "II" is a number
 WORD_PART = re.compile(r"[^\W_]+")  # loosely, a hyphen or an apostrophe ends a word: "computer-animated" says "animated"
-_PLURAL = re.compile(r"(?<=\w{2}[^\Wsui])s$")  # a plural's "s": "rates" is "rate"; not "class", "status", "basis"
+_PLURAL = re.compile(r"(?<=\w{2}[^\Wsui])s$")  # a plural's "s" ("rates"), not "class", "status" or "basis"
 _PERIOD = re.compile(r"fy|cy|(?:fy|cy|q[1-4]|h[12])?\d+(?:-?[a-z])?")  # "FY2022", "FY 2022", "Q3", "2019", a form's "10-K"
 # a sentence's end: ".", "!" or "?" and a space before what starts a sentence (not a lowercase word: "e.g. the",
 # "Inc. and"), but not an initial's or a title's period before a name ("singer-songwriter M. Ward", "U.S. Steel",
@@ -41,8 +41,8 @@ def stems(text: str, rows: bool = False, loose: bool = False, months: bool = Tru
     "ACME's" is "acme"); no function word, number, period ("FY2022", "Q3") or form's number ("10-K"). With
     `rows`, the function words a table's row label is made of are words too ("Other", "Less", "Most":
     ROW_WORDS); `loose`, for pages written apart (the comparison's two openings), a hyphen ends a word
-    ("computer-animated" says "animated"); without `months`, a month is no word (it names no bridge, nor a section); with
-    `numbers`, numbers and periods are words too (a next search's terms: "the 2011 census")."""
+    ("computer-animated" says "animated"); without `months`, a month is no word (it names no bridge, nor a
+    section); with `numbers`, numbers and periods are words too (a next search's terms: "the 2011 census")."""
     function = STOPWORDS - ROW_WORDS if rows else STOPWORDS
     if loose:
         found = [word for word in WORD_PART.findall(text.lower()) if len(word) > 2]

@@ -58,7 +58,7 @@ SYNONYMS = [tuple(map(words.stems, names)) for names in (("revenue", "sales"), (
     ("receivables", "debtors"), ("inventory", "stock"))]
 GENERIC = {"amoun", "total", "value", "answe", "usd", "milli", "billi", "thous", "fisca", "calcu", "respo", "relyi",
            "detai", "shown", "infor", "provi", "base", "based", "state", "using", "round", "decim", "place", "unit",
-           "perce", "compa", "repor", "give", "year", "years", "perio", "figur", "metri", "prima", "outli", "taking",
+           "perce", "compa", "repor", "give", "year", "perio", "figur", "metri", "prima", "outli", "taking",
            "accou", "numbe"}
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
 _DATE_DAY = re.compile(rf"\b{_MONTH}\.?\s+$", re.IGNORECASE)
