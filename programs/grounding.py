@@ -220,8 +220,9 @@ def expected_type(question: str, answer: str) -> str:
     has_number = bool(numbers_in(core)) or bool(_NUMBER_WORDS.search(core))
     if asks_yes_no(question) and not _YES_NO_START.match(answer):
         return "the question asks yes or no"
-    if _ASKS_YEAR.search(question) and not YEAR.search(answer):
-        return "the question asks for a year"
+    if _ASKS_YEAR.search(question) and not YEAR.search(answer) and not (
+            _ASKS_WHEN.search(question) and (_TIME.search(core) or _RECURRING.search(core))):  # "when" asks for a time:
+        return "the question asks for a year"  # "May 31", "annually" too
     if _ASKS_PERSON.search(question) and not asks_yes_no(question) and not stems(YEAR.sub("", core).translate(_DIGITS)):
         return "the question asks who, the answer is a number"
     if asks_number(question) and _ASKS_QUANTITY.search(question) and not _ASKS_ITEMS.match(question) \
@@ -1087,6 +1088,8 @@ _PLACE = re.compile(rf"\b(?:{_PLACE_KINDS}|capital|municipality|commune|suburb|b
 # ("Type H Carrier Fighter" for "... first developed when?"; "World War II", "the Christmas season" are times)
 _ASKS_WHEN = re.compile(r"^\W*when\b|\bwhen\s*\??\s*$|"
                         r"\b(?:what|which)\s+(?:\w+\s+)?(?P<kind>century|centuries|decades?|eras?|periods?)\b", re.IGNORECASE)
+_RECURRING = re.compile(r"\b(?:annually|quarterly|monthly|weekly|daily|yearly|(?:each|every)\s+(?:year|quarter|month|week|day))\b",
+                        re.IGNORECASE)  # a time that recurs: "tested annually"
 _TIME = re.compile(rf"\d|\b(?:{'|'.join(MONTHS)}|centur(?:y|ies)|decades?|eras?|ages?|wars?|periods?|reigns?|dynast(?:y|ies)|"
                    r"seasons?|spring|summer|autumn|fall|winter|christmas|easter)\b", re.IGNORECASE)
 _BEFORE_PLACE = {"in", "at", "from", "near", "of", "outside", "across", "to", "within", "into", "throughout", "around"}

@@ -1074,6 +1074,8 @@ def test_a_reason_grounds_as_long_as_one_sentence_prints_it_whole():
 
 
 def test_when_asks_for_a_time_which_a_name_without_one_is_not():
+    """"When" asks for a time: a year, a century, a date without its year, a time that recurs ("annually"); "in which
+    year" asks for a year."""
     passage = _Passage("Aircraft carrier\nAircraft carriers were first developed in the early twentieth century, when "
                        "the Type H Carrier Fighter of Aichi and a Junkers flew from the first of them.")
     question = "The Type H Carrier Fighter flew from a craft that was first developed when?"
@@ -1084,6 +1086,11 @@ def test_when_asks_for_a_time_which_a_name_without_one_is_not():
     century = "In which century were carrier pigeons first bred?"  # asks for a time whatever the answer: a name or not
     assert ground(century, "the nineteenth century", None, [("Carrier pigeon", 1)], pigeons).level == GROUNDED
     assert ground(century, "hardy messenger breed", None, [("Carrier pigeon", 1)], pigeons).level == ON_PAGE
+    tested = "When is the impairment of goodwill tested?"  # a time that recurs is a time, as a date without its year is
+    assert expected_type(tested, "annually, or more frequently where there is an indication of impairment") == ""
+    assert expected_type("When was the financial year end?", "Year Ended May 31") == ""
+    assert expected_type(tested, "the reporting unit") == "the question asks for a year"  # no time at all
+    assert expected_type("In which year was goodwill tested?", "annually") == "the question asks for a year"
 
 
 def test_a_question_naming_a_metric_but_asking_no_quantity_is_answered_in_words_or_when_it_asks_when_in_years():
