@@ -1241,13 +1241,15 @@ def _described(sentence: str, start: int, end: int, answer: str) -> str:
     that medal, not the "United States Navy" beside it); when that clause prints the answer alone, the next one, as
     printed ("JOSHUA T. DUCKWORTH, Vice President of Treasury")."""
     marks = ",;:()"
-    left = max(sentence.rfind(mark, 0, start) for mark in marks)
+    before = lambda at: max(sentence.rfind(mark, 0, at) for mark in marks)  # the clause's mark before `at`, or -1
+    after = lambda at: min((found for found in (sentence.find(mark, at) for mark in marks) if found >= 0),
+                           default=len(sentence))  # the clause's mark from `at` on, or the sentence's end
+    left = before(start)
     if _EXAMPLES.match(sentence, left + 1) and left > 0:
-        left = max(sentence.rfind(mark, 0, left) for mark in marks)
-    right = min((at for at in (sentence.find(mark, end) for mark in marks) if at >= 0), default=len(sentence))
+        left = before(left)
+    right = after(end)
     if not (sentence[left + 1:start] + sentence[end:right]).strip(" \"“”'"):
-        return sentence[right + 1:min((at for at in (sentence.find(mark, right + 1) for mark in marks) if at >= 0),
-                                      default=len(sentence))]
+        return sentence[right + 1:after(right + 1)]
     clause = sentence[left + 1:right]
     for name in names(clause):
         if " " in name and not stems(answer) & stems(name):
